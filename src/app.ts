@@ -1,0 +1,70 @@
+import { randomBytes } from "node:crypto";
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { RateLimitConfig } from "./config.js";
+import { ControllableClock } from "./core/clock.js";
+import { cursorCodec } from "./http/cursor.js";
+import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
+import { buildLegacyServer } from "./http/legacy/server.js";
+import { RateLimiter } from "./http/rate-limit.js";
+import type { V4Server } from "./http/v4/operation.js";
+import { buildV4Server } from "./http/v4/server.js";
+import { OPERATIONS } from "./http/v4/table.js";
+import { type BootstrapOutcome, ensureServiceAdmin } from "./services/bootstrap.js";
+import { loadClockSetting } from "./services/clock.js";
+import type { Runtime } from "./services/runtime.js";
+import { migrateToLatest } from "./store/migrate.js";
+import { settingOrInit } from "./store/settings.js";
+import type { Storage } from "./store/storage.js";
+
+export type ServerName = V4Server | "LEGACY";
+
+export interface AppOptions {
+  readonly storage: Storage;
+  readonly logger: Logger;
+  /** The machine's time in milliseconds; the one place the service reads it. */
+  readonly systemNow: () => number;
+  readonly sandbox: boolean;
+  readonly rateLimit: RateLimitConfig;
+  readonly bootstrapAdminKey?: string | undefined;
+}
+
+export interface App {
+  readonly runtime: Runtime & { readonly clock: ControllableClock };
+  readonly servers: Readonly<Record<ServerName, FastifyInstance>>;
+  readonly bootstrap: BootstrapOutcome;
+  /** Stops the servers (finishing in-flight requests); the caller closes storage. */
+  close(): Promise<void>;
+}
+
+/** Migrates storage, makes sure an administrator exists and builds the four servers (not yet listening). */
+export async function createApp(options: AppOptions): Promise<App> {
+  const { storage, logger } = options;
+  await migrateToLatest(storage);
+  const clock = new ControllableClock(options.systemNow, await loadClockSetting(storage));
+  const runtime = { storage, clock };
+  const bootstrap = await ensureServiceAdmin(runtime, options.bootstrapAdminKey);
+  const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
+  const v4 = {
+    runtime,
+    limiter: new RateLimiter(options.rateLimit, options.systemNow),
+    cursors: cursorCodec(secret),
+    sandbox: options.sandbox,
+    logger,
+    operations: OPERATIONS,
+  };
+  const servers = {
+    WL: await buildV4Server("WL", v4),
+    GEN: await buildV4Server("GEN", v4),
+    GEO: await buildV4Server("GEO", v4),
+    LEGACY: await buildLegacyServer({ runtime, logger, commands: LEGACY_COMMANDS }),
+  };
+  return {
+    runtime,
+    servers,
+    bootstrap,
+    async close() {
+      await Promise.all(Object.values(servers).map((server) => server.close()));
+    },
+  };
+}

@@ -1,0 +1,160 @@
+import { ROLES, type Role } from "../core/access.js";
+import { createKey, listKeys, revokeKey } from "../services/keys.js";
+import { createPerson } from "../services/people.js";
+import type { Runtime } from "../services/runtime.js";
+import { createPlatform, createSite } from "../services/sites.js";
+import { UsageError } from "./main.js";
+
+type OptionSpec = Record<string, { type: "string" }>;
+
+export interface CliCommand {
+  readonly noun: string;
+  readonly verb: string;
+  readonly synopsis: string;
+  readonly options: OptionSpec;
+  readonly run: (
+    runtime: Runtime,
+    options: Readonly<Record<string, string | undefined>>,
+  ) => Promise<{ readonly json: unknown; readonly text: string }>;
+}
+
+const str = { type: "string" } as const;
+
+export const COMMANDS: readonly CliCommand[] = [
+  {
+    noun: "site",
+    verb: "create",
+    synopsis: "site create --kind whitelabel|geo --name NAME [--domain D] [--geo GEO_SITE_ID]",
+    options: { kind: str, name: str, domain: str, geo: str },
+    async run(runtime, o) {
+      const kind = required(o, "kind");
+      if (kind !== "whitelabel" && kind !== "geo") throw new UsageError("--kind is whitelabel or geo");
+      const site = await createSite(runtime, {
+        kind,
+        name: required(o, "name"),
+        domain: o.domain,
+        geoSiteId: optionalId(o, "geo"),
+      });
+      return { json: { Id: site.id }, text: `Created ${kind} site ${site.id}` };
+    },
+  },
+  {
+    noun: "person",
+    verb: "create",
+    synopsis:
+      "person create --email E --first F --last L [--site SITE_ID] [--role admin|whitelabel-admin|geo-admin|person]",
+    options: { email: str, first: str, last: str, site: str, role: str },
+    async run(runtime, o) {
+      const role = (o.role ?? "person") as Role;
+      if (!ROLES.includes(role)) throw new UsageError(`--role is one of ${ROLES.join(", ")}`);
+      const person = await createPerson(runtime, {
+        email: required(o, "email"),
+        firstName: required(o, "first"),
+        lastName: required(o, "last"),
+        role,
+        siteId: optionalId(o, "site"),
+      });
+      return { json: { PersonId: person.personId }, text: `Created person ${person.personId} (${role})` };
+    },
+  },
+  {
+    noun: "platform",
+    verb: "create",
+    synopsis: "platform create --name NAME [--site WHITE_LABEL_SITE_ID]",
+    options: { name: str, site: str },
+    async run(runtime, o) {
+      const platform = await createPlatform(runtime, {
+        name: required(o, "name"),
+        whiteLabelSiteId: optionalId(o, "site"),
+      });
+      return { json: { Id: platform.id }, text: `Created platform ${platform.id}` };
+    },
+  },
+  {
+    noun: "key",
+    verb: "create",
+    synopsis: "key create --person PERSON_ID [--expires ISO8601] [--comment TEXT] [--platform PLATFORM_ID]",
+    options: { person: str, expires: str, comment: str, platform: str },
+    async run(runtime, o) {
+      const personId = optionalId(o, "person");
+      if (personId === undefined) throw new UsageError("--person is required");
+      let expiresAt: Date | undefined;
+      if (o.expires !== undefined) {
+        expiresAt = new Date(o.expires);
+        if (Number.isNaN(expiresAt.getTime())) throw new UsageError(`--expires is not an ISO 8601 time: ${o.expires}`);
+      }
+      const key = await createKey(runtime, {
+        personId,
+        expiresAt,
+        comment: o.comment,
+        platformId: optionalId(o, "platform"),
+      });
+      return {
+        json: { Id: key.id, AccessKey: key.accessKey },
+        text: `Created key ${key.id} for person ${personId}. Its value, shown only now:\n${key.accessKey}`,
+      };
+    },
+  },
+  {
+    noun: "key",
+    verb: "list",
+    synopsis: "key list [--person PERSON_ID]",
+    options: { person: str },
+    async run(runtime, o) {
+      const keys = await listKeys(runtime, optionalId(o, "person"));
+      const rows = keys.map((k) => ({
+        Id: k.id,
+        PersonId: k.personId,
+        Email: k.email,
+        Role: k.role,
+        PlatformId: k.platformId,
+        Comment: k.comment,
+        CreateDate: k.createdAt.toISOString(),
+        ExpiresDate: k.expiresAt?.toISOString() ?? null,
+        RevokedDate: k.revokedAt?.toISOString() ?? null,
+      }));
+      const text = rows
+        .map(
+          (k) =>
+            `${k.Id}\tperson ${k.PersonId} ${k.Email} (${k.Role})\tcreated ${k.CreateDate}` +
+            (k.ExpiresDate ? `\texpires ${k.ExpiresDate}` : "") +
+            (k.RevokedDate ? `\tREVOKED ${k.RevokedDate}` : "") +
+            (k.Comment ? `\t${k.Comment}` : ""),
+        )
+        .join("\n");
+      return { json: { Keys: rows }, text: text || "No keys" };
+    },
+  },
+  {
+    noun: "key",
+    verb: "revoke",
+    synopsis: "key revoke --id KEY_ID",
+    options: { id: str },
+    async run(runtime, o) {
+      const id = optionalId(o, "id");
+      if (id === undefined) throw new UsageError("--id is required");
+      const revoked = await revokeKey(runtime, id);
+      return {
+        json: { Id: id, RevokedDate: revoked.revokedAt.toISOString() },
+        text: `Key ${id} revoked at ${revoked.revokedAt.toISOString()}`,
+      };
+    },
+  },
+];
+
+export function usage(): string {
+  return `Usage: npm run cli -- <command> [options] [--json]\n\n${COMMANDS.map((c) => `  ${c.synopsis}`).join("\n")}`;
+}
+
+function required(options: Readonly<Record<string, string | undefined>>, name: string): string {
+  const value = options[name];
+  if (value === undefined || value === "") throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+function optionalId(options: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
+  const value = options[name];
+  if (value === undefined) return undefined;
+  if (!/^\d{1,15}$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer`);
+  return Number(value);
+}

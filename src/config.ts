@@ -1,0 +1,60 @@
+/** The service's configuration, read once from the environment at start-up. */
+export interface Config {
+  readonly host: string;
+  readonly ports: { readonly WL: number; readonly GEN: number; readonly GEO: number; readonly LEGACY: number };
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly bootstrapAdminKey: string | undefined;
+  readonly sandbox: boolean;
+  readonly rateLimit: RateLimitConfig;
+  readonly logLevel: string;
+}
+
+export interface RateLimitConfig {
+  /** Requests allowed per key (or per address without a key) in one window. */
+  readonly max: number;
+  readonly windowSeconds: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function readConfig(env: Env): Config {
+  return {
+    host: env.HOST || "127.0.0.1",
+    ports: {
+      WL: port(env, "WL_PORT", 8081),
+      GEN: port(env, "GEN_PORT", 8082),
+      GEO: port(env, "GEO_PORT", 8083),
+      LEGACY: port(env, "LEGACY_PORT", 8084),
+    },
+    dataDir: env.DATA_DIR || "./data",
+    databaseUrl: env.DATABASE_URL || undefined,
+    bootstrapAdminKey: env.BOOTSTRAP_ADMIN_KEY || undefined,
+    sandbox: env.SANDBOX === undefined || env.SANDBOX === "" ? env.NODE_ENV !== "production" : flag(env, "SANDBOX"),
+    rateLimit: {
+      max: positiveInt(env, "RATE_LIMIT_MAX", 600),
+      windowSeconds: positiveInt(env, "RATE_LIMIT_WINDOW_SECONDS", 60),
+    },
+    logLevel: env.LOG_LEVEL || "info",
+  };
+}
+
+function port(env: Env, name: string, fallback: number): number {
+  const value = positiveInt(env, name, fallback);
+  if (value > 65535) throw new Error(`${name} must be a port number, got ${env[name]}`);
+  return value;
+}
+
+function positiveInt(env: Env, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return Number(raw);
+}
+
+function flag(env: Env, name: string): boolean {
+  const raw = (env[name] ?? "").toLowerCase();
+  if (["1", "true", "yes", "on"].includes(raw)) return true;
+  if (["0", "false", "no", "off"].includes(raw)) return false;
+  throw new Error(`${name} must be 1 or 0, got ${env[name]}`);
+}

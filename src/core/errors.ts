@@ -1,0 +1,60 @@
+/**
+ * The error catalogue: every service error code, defined once with its HTTP
+ * status and default message. docs/errors.md documents each one (a test keeps
+ * the two in step).
+ */
+export const ERRORS = {
+  KeyRequired: { code: "1001", status: 401, message: "An API key is required: send Authorization: Bearer <key>" },
+  Forbidden: { code: "1002", status: 403, message: "Not allowed" },
+  RateLimited: { code: "1003", status: 429, message: "Rate limit exceeded" },
+  UnknownOperation: { code: "1004", status: 404, message: "Unknown operation" },
+  InvalidValue: { code: "1101", status: 400, message: "Invalid value" },
+  MissingValue: { code: "1102", status: 400, message: "Missing value" },
+  MalformedBody: { code: "1103", status: 400, message: "The request body is not valid JSON" },
+  InvalidCursor: { code: "1104", status: 400, message: "The cursor is not valid for this query" },
+  InvalidSymbol: { code: "1121", status: 400, message: "Invalid symbol" },
+  AlreadyExists: { code: "1201", status: 409, message: "Already exists" },
+  Internal: { code: "1500", status: 500, message: "Internal error" },
+  NotFound: { code: "2013", status: 404, message: "Not found" },
+  MalformedKey: { code: "2014", status: 401, message: "Malformed API key" },
+  UnknownKey: { code: "2015", status: 401, message: "Unknown API key" },
+  ExpiredKey: { code: "2016", status: 401, message: "The API key has expired" },
+  RevokedKey: { code: "2017", status: 401, message: "The API key has been revoked" },
+} as const;
+
+export type ErrorName = keyof typeof ERRORS;
+
+export interface ErrorEntry {
+  readonly name: ErrorName;
+  /** The request field at fault, in the API's PascalCase; empty when none. */
+  readonly field?: string;
+  /** Overrides the catalogue message with a more specific one. */
+  readonly message?: string;
+  /** Machine-readable detail, e.g. { SubscriptionId: 12 }. */
+  readonly meta?: Readonly<Record<string, unknown>>;
+}
+
+/**
+ * An expected refusal. Thrown from services so that the surrounding
+ * transaction rolls back; the transport maps it to its own error shape.
+ */
+export class Refusal extends Error {
+  readonly entries: readonly ErrorEntry[];
+
+  constructor(entries: readonly ErrorEntry[]) {
+    const first = entries[0];
+    super(first ? (first.message ?? ERRORS[first.name].message) : "Refused");
+    this.name = "Refusal";
+    this.entries = entries;
+  }
+
+  /** The HTTP status of the first entry. */
+  get status(): number {
+    const first = this.entries[0];
+    return first ? ERRORS[first.name].status : 400;
+  }
+}
+
+export function refuse(name: ErrorName, detail: Omit<ErrorEntry, "name"> = {}): Refusal {
+  return new Refusal([{ name, ...detail }]);
+}

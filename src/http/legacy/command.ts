@@ -1,0 +1,36 @@
+import type { PlatformId } from "../../core/ids.js";
+import type { Principal } from "../../services/keys.js";
+import type { RequestContext } from "../../services/runtime.js";
+
+/** Legacy v3 contexts: World (own account), Private Platform (other users' accounts). */
+export type LegacyContext = "world" | "platform";
+
+export interface LegacyRequestContext extends RequestContext {
+  readonly caller: Principal;
+  readonly context: LegacyContext;
+  /** The platform named in the path, in Private Platform context. */
+  readonly platformId: PlatformId | null;
+}
+
+/** A command-level failure: answered with HTTP 200, ok 0 and error {title, message}. */
+export class LegacyFailure extends Error {
+  constructor(
+    readonly title: string,
+    message: string,
+    /** Extra fields some failures carry beside `error` (e.g. the signal echo). */
+    readonly extra: Readonly<Record<string, unknown>> = {},
+  ) {
+    super(message);
+    this.name = "LegacyFailure";
+  }
+}
+
+export interface LegacyCommand {
+  readonly name: string;
+  readonly contexts: readonly LegacyContext[];
+  /** Answers the fields of a successful response besides ok. */
+  readonly handler: (
+    ctx: LegacyRequestContext,
+    request: Readonly<Record<string, unknown>>,
+  ) => Promise<Record<string, unknown>>;
+}

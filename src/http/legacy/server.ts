@@ -1,0 +1,112 @@
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import { asPlatformId } from "../../core/ids.js";
+import { authenticate } from "../../services/keys.js";
+import type { Runtime } from "../../services/runtime.js";
+import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
+import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
+
+export interface LegacyDependencies {
+  readonly runtime: Runtime;
+  readonly logger: Logger;
+  readonly commands: readonly LegacyCommand[];
+}
+
+const KEY_TITLES = {
+  MalformedKey: "Invalid apikey",
+  UnknownKey: "Invalid apikey",
+  ExpiredKey: "Expired apikey",
+  RevokedKey: "Revoked apikey",
+} as const;
+
+/**
+ * The legacy v3 command server: /world/apiv3/<command> and
+ * /platform/apiv3/<platform_id>/<command>, GET or POST, the key in the body as
+ * `apikey`. Command-level failures answer HTTP 200 with ok 0.
+ */
+export async function buildLegacyServer(deps: LegacyDependencies): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(deps.logger.child({ server: "LEGACY" })));
+  acceptAnyBody(app);
+  logEachRequest(app);
+  const commands = new Map(deps.commands.map((c) => [c.name.toLowerCase(), c]));
+
+  const answer = async (request: FastifyRequest, reply: FastifyReply, context: LegacyContext) => {
+    const params = request.params as { command: string; platformId?: string };
+    try {
+      const fields = readFields(request);
+      const apikey = fields.apikey;
+      if (typeof apikey !== "string" || apikey.trim() === "") {
+        throw new LegacyFailure("Missing apikey", "Send your API key as apikey in the JSON body");
+      }
+      const authentication = await authenticate(deps.runtime, apikey.trim());
+      if (!authentication.ok) {
+        throw new LegacyFailure(KEY_TITLES[authentication.error], "The apikey is not valid for this service");
+      }
+      const caller = authentication.principal;
+      let platformId = null;
+      if (context === "platform") {
+        if (!/^\d{1,15}$/.test(params.platformId ?? "") || caller.platformId !== Number(params.platformId)) {
+          throw new LegacyFailure("Unable to access this platform", "This apikey is not a key of that platform");
+        }
+        platformId = asPlatformId(Number(params.platformId));
+      }
+      const command = commands.get(params.command.toLowerCase());
+      if (!command) throw new LegacyFailure("Unknown command", `There is no command ${params.command}`);
+      if (!command.contexts.includes(context)) {
+        throw new LegacyFailure("Wrong context", `${command.name} is not available in ${context} context`);
+      }
+      const result = await command.handler({ ...deps.runtime, caller, context, platformId }, fields);
+      return send(reply, { ok: 1, ...result });
+    } catch (error) {
+      if (error instanceof LegacyFailure) {
+        return send(reply, { ok: 0, ...error.extra, error: { title: error.title, message: error.message } });
+      }
+      throw error;
+    }
+  };
+
+  for (const method of ["GET", "POST"] as const) {
+    app.route({ method, url: "/world/apiv3/:command", handler: (req, reply) => answer(req, reply, "world") });
+    app.route({
+      method,
+      url: "/platform/apiv3/:platformId/:command",
+      handler: (req, reply) => answer(req, reply, "platform"),
+    });
+  }
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({
+      ok: 0,
+      error: {
+        title: "Unknown address",
+        message: `Use /world/apiv3/<command> or /platform/apiv3/<platform_id>/<command>, not ${request.url.split("?")[0]}`,
+      },
+    }),
+  );
+  app.setErrorHandler((error, request, reply) => {
+    request.log.error({ err: error }, "legacy command failed");
+    const status = (error as { statusCode?: number }).statusCode;
+    const clientError = status !== undefined && status >= 400 && status < 500;
+    return reply.code(clientError ? status : 500).send({
+      ok: 0,
+      error: clientError
+        ? { title: "Bad request", message: "The request could not be read" }
+        : { title: "Internal error", message: "The command failed; it has been logged" },
+    });
+  });
+  return app;
+}
+
+/** The request's fields: the JSON body, with query-string values for GET clients that send no body. */
+function readFields(request: FastifyRequest): Record<string, unknown> {
+  const parsed = parseJsonBody(request.body);
+  if (!parsed.ok) throw new LegacyFailure("Malformed request", "The request body is not valid JSON");
+  const body = parsed.value;
+  if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
+    throw new LegacyFailure("Malformed request", "The request body must be a JSON object");
+  }
+  return { ...(request.query as Record<string, unknown>), ...(body as Record<string, unknown> | undefined) };
+}
+
+function send(reply: FastifyReply, body: Record<string, unknown>): FastifyReply {
+  return reply.code(200).type("application/json").send(JSON.stringify(body));
+}

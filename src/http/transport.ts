@@ -1,0 +1,61 @@
+import { randomUUID } from "node:crypto";
+import type { Server } from "node:http";
+import { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance, LogController } from "fastify";
+import type { Logger } from "pino";
+
+/** Fastify settings and hooks shared by the v4 and legacy servers. */
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+
+export function serverOptions(logger: Logger): FastifyHttpOptions<Server, FastifyBaseLogger> {
+  return {
+    loggerInstance: logger as FastifyBaseLogger,
+    // One log line per request, written by logEachRequest below.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: (req) => {
+      const given = req.headers["x-request-id"];
+      return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
+    bodyLimit: 1024 * 1024,
+    // Idle keep-alive connections are closed at shutdown; in-flight requests finish.
+    forceCloseConnections: "idle",
+    return503OnClosing: true,
+  };
+}
+
+export function logEachRequest(app: FastifyInstance): void {
+  app.addHook("onRequest", async (request, reply) => {
+    reply.header("X-Request-Id", request.id);
+  });
+  app.addHook("onResponse", async (request, reply) => {
+    request.log.info(
+      {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 100) / 100,
+      },
+      "request",
+    );
+  });
+}
+
+/** Every body is read as text and parsed as JSON by the handler, whatever its Content-Type says. */
+export function acceptAnyBody(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => done(null, body));
+}
+
+export type ParsedBody = { readonly ok: true; readonly value: unknown } | { readonly ok: false };
+
+export function parseJsonBody(body: unknown): ParsedBody {
+  if (body === undefined || body === null) return { ok: true, value: undefined };
+  if (typeof body !== "string") return { ok: true, value: body };
+  if (body.trim() === "") return { ok: true, value: undefined };
+  try {
+    return { ok: true, value: JSON.parse(body) };
+  } catch {
+    return { ok: false };
+  }
+}

@@ -1,0 +1,58 @@
+import type { Static, TObject, TSchema } from "@sinclair/typebox";
+import type { Permission } from "../../core/access.js";
+import type { Principal } from "../../services/keys.js";
+import type { RequestContext } from "../../services/runtime.js";
+import type { Page, PageRequest } from "../../store/page.js";
+
+/** The three v4 servers. */
+export const V4_SERVERS = ["WL", "GEN", "GEO"] as const;
+export type V4Server = (typeof V4_SERVERS)[number];
+
+export interface OperationContext extends RequestContext {
+  readonly caller: Principal;
+  /** The key as the caller presented it (GetAccessKey echoes it). */
+  readonly presentedKey: string;
+  readonly server: V4Server;
+}
+
+interface OperationBase<Input extends TObject> {
+  /** The operation's name, as in the spec (Hello, GetAccessKey...). */
+  readonly id: string;
+  readonly method: "GET" | "POST" | "PUT" | "DELETE";
+  readonly path: string;
+  readonly servers: readonly V4Server[];
+  readonly summary: string;
+  /** Request schema, read from the query string (GET, DELETE) or the JSON body. */
+  readonly input: Input;
+  /** The same input with other required fields on some servers (e.g. WhiteLabelSiteId required on GEO). */
+  readonly inputOn?: Partial<Record<V4Server, TObject>>;
+  /** The record type of one entry of Results. */
+  readonly result: TSchema;
+  readonly permission: Permission;
+  /** Served only while the sandbox is enabled. */
+  readonly sandbox?: boolean;
+  /** Result fields present only on some servers (e.g. GeoSiteId on GEN). */
+  readonly fieldServers?: Readonly<Record<string, readonly V4Server[]>>;
+  /** Servers answering a bare JSON boolean instead of the envelope. */
+  readonly bareBooleanOn?: readonly V4Server[];
+}
+
+export interface PlainOperation<Input extends TObject> extends OperationBase<Input> {
+  readonly paginated: false;
+  readonly handler: (ctx: OperationContext, input: Static<Input>) => Promise<readonly unknown[]>;
+}
+
+export interface PaginatedOperation<Input extends TObject> extends OperationBase<Input> {
+  readonly paginated: true;
+  readonly handler: (ctx: OperationContext, input: Static<Input>, page: PageRequest) => Promise<Page<unknown>>;
+}
+
+export type Operation<Input extends TObject = TObject> = PlainOperation<Input> | PaginatedOperation<Input>;
+
+/** Keeps each entry's handler typed by its own input schema inside the one table. */
+export const defineOperation = <Input extends TObject>(operation: Operation<Input>): Operation =>
+  operation as unknown as Operation;
+
+/** Where an operation reads its input. */
+export const inputSource = (operation: Operation): "query" | "body" =>
+  operation.method === "GET" || operation.method === "DELETE" ? "query" : "body";

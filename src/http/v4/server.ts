@@ -1,0 +1,209 @@
+import fastifySwagger from "@fastify/swagger";
+import fastifySwaggerUi from "@fastify/swagger-ui";
+import type { TObject } from "@sinclair/typebox";
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import { permits } from "../../core/access.js";
+import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
+import { type Authentication, authenticate } from "../../services/keys.js";
+import type { Runtime } from "../../services/runtime.js";
+import { MAX_PAGE_SIZE, type PageRequest } from "../../store/page.js";
+import type { CursorCodec } from "../cursor.js";
+import { queryBinding } from "../cursor.js";
+import { compileInput } from "../input.js";
+import type { RateLimiter } from "../rate-limit.js";
+import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
+import { failureBody, successBody } from "./envelope.js";
+import { openApiDocument } from "./openapi.js";
+import { inputSource, type Operation, type OperationContext, type V4Server } from "./operation.js";
+import { PAGINATION_INPUT, paginationInput } from "./pagination.js";
+
+export interface V4Dependencies {
+  readonly runtime: Runtime;
+  readonly limiter: RateLimiter;
+  readonly cursors: CursorCodec;
+  readonly sandbox: boolean;
+  readonly logger: Logger;
+  readonly operations: readonly Operation[];
+}
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** The outcome of reading the Authorization header; null when there was none. */
+    authentication: Authentication | null;
+    presentedKey: string;
+  }
+}
+
+/** The operations a server exposes: those listing it, and sandbox ones only while the sandbox is on. */
+export const operationsOf = (server: V4Server, operations: readonly Operation[], sandbox: boolean) =>
+  operations.filter((op) => op.servers.includes(server) && (sandbox || !op.sandbox));
+
+export async function buildV4Server(server: V4Server, deps: V4Dependencies): Promise<FastifyInstance> {
+  const app = Fastify(serverOptions(deps.logger.child({ server })));
+  const exposed = operationsOf(server, deps.operations, deps.sandbox);
+  app.decorateRequest("authentication", null);
+  app.decorateRequest("presentedKey", "");
+  acceptAnyBody(app);
+  logEachRequest(app);
+  app.addHook("onRequest", async (request, reply) => {
+    const presented = bearerKey(request);
+    if (presented !== undefined) {
+      request.presentedKey = presented;
+      request.authentication = await authenticate(deps.runtime, presented);
+    }
+    const bucket = request.authentication?.ok ? `key:${request.authentication.principal.keyId}` : `ip:${request.ip}`;
+    const decision = deps.limiter.consume(bucket);
+    reply.header("X-Limit-Limit", decision.limit);
+    reply.header("X-Limit-Type", request.authentication?.ok ? "key" : "ip");
+    reply.header("X-Limit-Remaining", decision.remaining);
+    reply.header("X-Limit-Reset", decision.resetSeconds);
+    if (!decision.allowed) {
+      reply.header("Retry-After", decision.resetSeconds);
+      return sendFailure(reply, refuse("RateLimited", { meta: { RetryAfterSeconds: decision.resetSeconds } }));
+    }
+  });
+
+  const document = openApiDocument(server, exposed);
+  // The explorer serves a copy; our generated document is plain JSON the plugin's OpenAPI types do not describe.
+  await app.register(fastifySwagger, {
+    mode: "static",
+    specification: { document: structuredClone(document) as never },
+  });
+  await app.register(fastifySwaggerUi, { routePrefix: "/docs" });
+  app.get("/openapi.json", async () => document);
+
+  for (const operation of exposed) {
+    registerOperation(app, server, operation, deps);
+  }
+
+  app.setNotFoundHandler((request, reply) =>
+    sendFailure(
+      reply,
+      refuse("UnknownOperation", {
+        message: `No operation ${request.method} ${request.url.split("?")[0]} on this server`,
+      }),
+    ),
+  );
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof Refusal) return sendFailure(reply, error);
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status === 413) {
+      return reply
+        .code(413)
+        .send(failureBody(413, [{ name: "InvalidValue", message: "The request body is too large" }]));
+    }
+    if (status !== undefined && status >= 400 && status < 500) {
+      return sendFailure(reply, refuse("InvalidValue", { message: "The request could not be read" }));
+    }
+    request.log.error({ err: error }, "operation failed");
+    return sendFailure(reply, refuse("Internal"));
+  });
+  return app;
+}
+
+function registerOperation(app: FastifyInstance, server: V4Server, operation: Operation, deps: V4Dependencies): void {
+  const source = inputSource(operation);
+  const schema: TObject = operation.inputOn?.[server] ?? operation.input;
+  const reader = compileInput<Record<string, unknown>>(operation.paginated ? paginationInput(schema) : schema, source);
+  const bareBoolean = operation.bareBooleanOn?.includes(server) ?? false;
+  const hiddenFields = Object.entries(operation.fieldServers ?? {})
+    .filter(([, servers]) => !servers.includes(server))
+    .map(([field]) => field);
+
+  app.route({
+    method: operation.method,
+    url: operation.path,
+    handler: async (request, reply) => {
+      const authentication = request.authentication;
+      if (!authentication) return sendFailure(reply, refuse("KeyRequired"));
+      if (!authentication.ok) return sendFailure(reply, refuse(authentication.error));
+      const caller = authentication.principal;
+      if (!permits(operation.permission, caller)) {
+        return sendFailure(reply, refuse("Forbidden", { message: `${operation.id} is not allowed for this key` }));
+      }
+      let raw: unknown = request.query;
+      if (source === "body") {
+        const parsed = parseJsonBody(request.body);
+        if (!parsed.ok) return sendFailure(reply, refuse("MalformedBody"));
+        raw = parsed.value;
+      }
+      const input = reader.read(raw);
+      if (!input.ok) return sendFailure(reply, new Refusal(input.errors));
+      const ctx: OperationContext = { ...deps.runtime, caller, presentedKey: request.presentedKey, server };
+      try {
+        if (!operation.paginated) {
+          const results = await operation.handler(ctx, input.value);
+          if (bareBoolean) return reply.type("application/json").send(JSON.stringify(results[0] ?? true));
+          return reply.send(successBody(strip(results, hiddenFields)));
+        }
+        const { Cursor, Limit, AscendingOrder, ...filters } = input.value;
+        const binding = queryBinding(operation.id, filters);
+        const page = pageRequest(
+          deps.cursors,
+          binding,
+          Cursor as string | undefined,
+          Limit as number | undefined,
+          AscendingOrder as boolean | undefined,
+        );
+        const result = await operation.handler(ctx, filters, page);
+        return reply.send(
+          successBody(strip(result.items, hiddenFields), {
+            prev_cursor:
+              result.prevKey &&
+              deps.cursors.encode(binding, page.ascending, { direction: "before", key: result.prevKey }),
+            next_cursor:
+              result.nextKey &&
+              deps.cursors.encode(binding, page.ascending, { direction: "after", key: result.nextKey }),
+          }),
+        );
+      } catch (error) {
+        if (error instanceof Refusal) return sendFailure(reply, error);
+        throw error;
+      }
+    },
+  });
+}
+
+function pageRequest(
+  cursors: CursorCodec,
+  binding: string,
+  cursor: string | undefined,
+  limit: number | undefined,
+  ascending: boolean | undefined,
+): PageRequest {
+  const order = ascending ?? true;
+  const size = limit ?? MAX_PAGE_SIZE;
+  if (cursor === undefined || cursor === "") return { limit: size, ascending: order, position: null };
+  const position = cursors.decode(binding, order, cursor);
+  if (!position) {
+    throw refuse("InvalidCursor", {
+      field: PAGINATION_INPUT.cursor,
+      message: "The cursor is malformed, altered, or belongs to another query or order",
+    });
+  }
+  return { limit: size, ascending: order, position };
+}
+
+function strip(results: readonly unknown[], hiddenFields: readonly string[]): readonly unknown[] {
+  if (hiddenFields.length === 0) return results;
+  return results.map((item) => {
+    if (typeof item !== "object" || item === null) return item;
+    const copy = { ...(item as Record<string, unknown>) };
+    for (const field of hiddenFields) delete copy[field];
+    return copy;
+  });
+}
+
+function bearerKey(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  if (header === undefined) return undefined;
+  const match = /^\s*bearer\s+(.*?)\s*$/i.exec(header);
+  // A header in another scheme is presented as is, and fails as a malformed key.
+  return match ? (match[1] ?? "") : header.trim();
+}
+
+function sendFailure(reply: FastifyReply, refusal: Refusal): FastifyReply {
+  const entries: readonly ErrorEntry[] = refusal.entries;
+  return reply.code(refusal.status).send(failureBody(refusal.status, entries));
+}

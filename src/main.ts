@@ -1,0 +1,51 @@
+import pino from "pino";
+import { createApp, type ServerName } from "./app.js";
+import { readConfig } from "./config.js";
+import { openStorage } from "./store/storage.js";
+
+/** `npm start`: the four servers on embedded storage (or PostgreSQL with DATABASE_URL). */
+const config = readConfig(process.env);
+const logger = pino({ level: config.logLevel });
+const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const app = await createApp({
+  storage,
+  logger,
+  systemNow: Date.now,
+  sandbox: config.sandbox,
+  rateLimit: config.rateLimit,
+  bootstrapAdminKey: config.bootstrapAdminKey,
+});
+
+if (app.bootstrap.kind === "created" && config.bootstrapAdminKey === undefined) {
+  // Printed once: only the key's hash is stored, so it cannot be shown again.
+  process.stdout.write(
+    `\nA service administrator was created (person ${app.bootstrap.personId}). Its access key, shown only now:\n\n  ${app.bootstrap.accessKey}\n\n`,
+  );
+}
+
+const ports: Record<ServerName, number> = config.ports;
+for (const [name, server] of Object.entries(app.servers) as [ServerName, (typeof app.servers)[ServerName]][]) {
+  await server.listen({ host: config.host, port: ports[name] });
+}
+logger.info(
+  { storage: storage.backend, sandbox: config.sandbox, host: config.host, ports: config.ports },
+  "strategy-hub started",
+);
+
+let stopping = false;
+async function shutdown(signal: string): Promise<void> {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, "shutting down: finishing in-flight requests");
+  try {
+    await app.close();
+    await storage.close();
+    logger.info("stopped");
+    process.exit(0);
+  } catch (error) {
+    logger.error({ err: error }, "shutdown failed");
+    process.exit(1);
+  }
+}
+process.on("SIGTERM", () => void shutdown("SIGTERM"));
+process.on("SIGINT", () => void shutdown("SIGINT"));

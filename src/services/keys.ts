@@ -1,0 +1,181 @@
+import type { Caller, Role } from "../core/access.js";
+import { refuse } from "../core/errors.js";
+import { asPersonId, asPlatformId, asSiteId } from "../core/ids.js";
+import { hashKey, isWellFormedKey, newKeyValue } from "../core/keys.js";
+import { transaction } from "../store/transaction.js";
+import type { Runtime } from "./runtime.js";
+
+/** An authenticated key with its person: everything a request needs to know about its caller. */
+export interface Principal extends Caller {
+  readonly keyId: number;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly email: string;
+  readonly comment: string | null;
+  readonly createdAt: Date;
+  readonly expiresAt: Date | null;
+}
+
+export type Authentication =
+  | { readonly ok: true; readonly principal: Principal }
+  | { readonly ok: false; readonly error: "MalformedKey" | "UnknownKey" | "ExpiredKey" | "RevokedKey" };
+
+/**
+ * Looks the key up by its hash on every request rather than caching it, so a
+ * key the CLI creates or revokes takes effect at once in every server process.
+ */
+export async function authenticate(runtime: Runtime, presented: string): Promise<Authentication> {
+  if (!isWellFormedKey(presented)) return { ok: false, error: "MalformedKey" };
+  const row = await runtime.storage.db
+    .selectFrom("access_keys as k")
+    .innerJoin("persons as p", "p.id", "k.person_id")
+    .leftJoin("sites as s", "s.id", "p.white_label_site_id")
+    .select([
+      "k.id as keyId",
+      "k.platform_id",
+      "k.comment",
+      "k.created_at",
+      "k.expires_at",
+      "k.revoked_at",
+      "p.id as personId",
+      "p.role",
+      "p.first_name",
+      "p.last_name",
+      "p.email",
+      "p.white_label_site_id",
+      "p.geo_site_id",
+      "s.geo_site_id as site_geo_site_id",
+    ])
+    .where("k.key_hash", "=", hashKey(presented))
+    .executeTakeFirst();
+  if (!row) return { ok: false, error: "UnknownKey" };
+  if (row.revoked_at !== null) return { ok: false, error: "RevokedKey" };
+  if (row.expires_at !== null && row.expires_at <= runtime.clock.nowMs()) return { ok: false, error: "ExpiredKey" };
+  const geoSiteId = row.geo_site_id ?? row.site_geo_site_id;
+  return {
+    ok: true,
+    principal: {
+      keyId: row.keyId,
+      personId: asPersonId(row.personId),
+      role: row.role,
+      whiteLabelSiteId: row.white_label_site_id === null ? null : asSiteId(row.white_label_site_id),
+      geoSiteId: geoSiteId === null ? null : asSiteId(geoSiteId),
+      platformId: row.platform_id === null ? null : asPlatformId(row.platform_id),
+      firstName: row.first_name,
+      lastName: row.last_name,
+      email: row.email,
+      comment: row.comment,
+      createdAt: new Date(row.created_at),
+      expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+    },
+  };
+}
+
+export interface NewKey {
+  readonly personId: number;
+  readonly expiresAt?: Date | undefined;
+  readonly comment?: string | undefined;
+  readonly platformId?: number | undefined;
+  /** A chosen key value (BOOTSTRAP_ADMIN_KEY); otherwise a random one is made. */
+  readonly value?: string | undefined;
+}
+
+export interface CreatedKey {
+  readonly id: number;
+  readonly accessKey: string;
+}
+
+export async function createKey(runtime: Runtime, input: NewKey): Promise<CreatedKey> {
+  const value = input.value ?? newKeyValue();
+  if (!isWellFormedKey(value)) {
+    throw refuse("MalformedKey", { message: "A key is 16 to 200 characters of letters, digits and ._~+/=-" });
+  }
+  if (input.comment !== undefined && input.comment.length > 200) {
+    throw refuse("InvalidValue", { field: "Comment", message: "Comment must be at most 200 characters" });
+  }
+  return transaction(runtime.storage, async (tx) => {
+    const person = await tx.selectFrom("persons").select("id").where("id", "=", input.personId).executeTakeFirst();
+    if (!person) throw refuse("NotFound", { field: "PersonId", message: `No person ${input.personId}` });
+    if (input.platformId !== undefined) {
+      const platform = await tx
+        .selectFrom("platforms")
+        .select("id")
+        .where("id", "=", input.platformId)
+        .executeTakeFirst();
+      if (!platform) throw refuse("NotFound", { field: "PlatformId", message: `No platform ${input.platformId}` });
+    }
+    const keyHash = hashKey(value);
+    const taken = await tx.selectFrom("access_keys").select("id").where("key_hash", "=", keyHash).executeTakeFirst();
+    if (taken) throw refuse("AlreadyExists", { field: "AccessKey", message: "That key value is already in use" });
+    const row = await tx
+      .insertInto("access_keys")
+      .values({
+        person_id: input.personId,
+        key_hash: keyHash,
+        platform_id: input.platformId ?? null,
+        comment: input.comment ?? null,
+        created_at: runtime.clock.nowMs(),
+        expires_at: input.expiresAt?.getTime() ?? null,
+        revoked_at: null,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    return { id: row.id, accessKey: value };
+  });
+}
+
+/** A key as listed to operators: never its value, which is not stored. */
+export interface KeyListing {
+  readonly id: number;
+  readonly personId: number;
+  readonly role: Role;
+  readonly email: string;
+  readonly platformId: number | null;
+  readonly comment: string | null;
+  readonly createdAt: Date;
+  readonly expiresAt: Date | null;
+  readonly revokedAt: Date | null;
+}
+
+export async function listKeys(runtime: Runtime, personId?: number): Promise<KeyListing[]> {
+  let query = runtime.storage.db
+    .selectFrom("access_keys as k")
+    .innerJoin("persons as p", "p.id", "k.person_id")
+    .select([
+      "k.id",
+      "k.person_id",
+      "p.role",
+      "p.email",
+      "k.platform_id",
+      "k.comment",
+      "k.created_at",
+      "k.expires_at",
+      "k.revoked_at",
+    ])
+    .orderBy("k.id");
+  if (personId !== undefined) query = query.where("k.person_id", "=", personId);
+  const rows = await query.execute();
+  return rows.map((row) => ({
+    id: row.id,
+    personId: row.person_id,
+    role: row.role,
+    email: row.email,
+    platformId: row.platform_id,
+    comment: row.comment,
+    createdAt: new Date(row.created_at),
+    expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
+    revokedAt: row.revoked_at === null ? null : new Date(row.revoked_at),
+  }));
+}
+
+/** Revokes a key; revoking a revoked key is a no-op that keeps the first revocation time. */
+export async function revokeKey(runtime: Runtime, id: number): Promise<{ readonly revokedAt: Date }> {
+  return transaction(runtime.storage, async (tx) => {
+    const row = await tx.selectFrom("access_keys").select("revoked_at").where("id", "=", id).executeTakeFirst();
+    if (!row) throw refuse("NotFound", { field: "Id", message: `No key ${id}` });
+    if (row.revoked_at !== null) return { revokedAt: new Date(row.revoked_at) };
+    const now = runtime.clock.nowMs();
+    await tx.updateTable("access_keys").set({ revoked_at: now }).where("id", "=", id).execute();
+    return { revokedAt: new Date(now) };
+  });
+}

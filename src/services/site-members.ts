@@ -1,0 +1,80 @@
+import { isServiceAdmin, whiteLabelScope } from "../core/access.js";
+import { refuse } from "../core/errors.js";
+import { asSiteId } from "../core/ids.js";
+import { fetchPage, type Page, type PageRequest } from "../store/page.js";
+import type { RequestContext } from "./runtime.js";
+
+export interface SiteMember {
+  readonly id: number;
+  readonly alias: string | null;
+  readonly firstName: string;
+  readonly lastName: string;
+  readonly email: string;
+  readonly phone: string | null;
+  readonly language: string | null;
+  readonly isWhiteLabelSiteAdmin: boolean;
+  readonly whiteLabelSiteId: number | null;
+  readonly countryCode: string | null;
+  readonly divisionCode: string | null;
+  readonly created: Date;
+  readonly lastLoggedIn: Date | null;
+  readonly lastIp: string | null;
+  readonly isEmailValidated: boolean;
+  readonly isAlive: boolean;
+  readonly geoSiteName: string | null;
+  readonly isGeoSiteAdmin: boolean;
+}
+
+/**
+ * The members of a white-label site, oldest first by default. The site is the
+ * caller's own; service admins may name any site.
+ */
+export async function listWhiteLabelSiteMembers(
+  ctx: RequestContext,
+  requestedSiteId: number | undefined,
+  page: PageRequest,
+): Promise<Page<SiteMember>> {
+  const scope = whiteLabelScope(ctx.caller, requestedSiteId === undefined ? undefined : asSiteId(requestedSiteId));
+  if (!scope.ok) {
+    if (requestedSiteId === undefined && isServiceAdmin(ctx.caller)) {
+      throw refuse("MissingValue", { field: "WhiteLabelSiteId", message: "WhiteLabelSiteId is required" });
+    }
+    throw refuse("Forbidden", { field: "WhiteLabelSiteId", message: "Not an administrator of that site" });
+  }
+  const db = ctx.storage.db;
+  const site = await db.selectFrom("sites").select("kind").where("id", "=", scope.siteId).executeTakeFirst();
+  if (site?.kind !== "whitelabel") {
+    throw refuse("NotFound", { field: "WhiteLabelSiteId", message: `No white-label site ${scope.siteId}` });
+  }
+  const query = db
+    .selectFrom("persons as p")
+    .innerJoin("sites as s", "s.id", "p.white_label_site_id")
+    .leftJoin("sites as g", "g.id", "s.geo_site_id")
+    .selectAll("p")
+    .select("g.name as geo_site_name")
+    .where("p.white_label_site_id", "=", scope.siteId);
+  const result = await fetchPage(query, ["p.id"], (row) => [row.id], page);
+  return {
+    ...result,
+    items: result.items.map((row) => ({
+      id: row.id,
+      alias: row.alias,
+      firstName: row.first_name,
+      lastName: row.last_name,
+      email: row.email,
+      phone: row.phone,
+      language: row.language,
+      isWhiteLabelSiteAdmin: row.role === "whitelabel-admin",
+      whiteLabelSiteId: row.white_label_site_id,
+      countryCode: row.country_code,
+      divisionCode: row.division_code,
+      created: new Date(row.created_at),
+      lastLoggedIn: row.last_logged_in === null ? null : new Date(row.last_logged_in),
+      lastIp: row.last_ip,
+      isEmailValidated: row.is_email_validated === 1,
+      isAlive: row.is_alive === 1,
+      geoSiteName: row.geo_site_name,
+      isGeoSiteAdmin: row.role === "geo-admin",
+    })),
+  };
+}
