@@ -39,8 +39,9 @@ export function cursorCodec(secret: string): CursorCodec {
     decode(binding, ascending, cursor) {
       const [body, signature, extra] = cursor.split(".");
       if (!body || !signature || extra !== undefined) return null;
-      const given = Buffer.from(signature, "base64url");
-      const expected = sign(body);
+      // Compared as text: base64url decoding forgives trailing characters, the signature must not.
+      const given = Buffer.from(signature);
+      const expected = Buffer.from(sign(body).toString("base64url"));
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
       let payload: CursorPayload;
       try {

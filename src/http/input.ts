@@ -51,7 +51,10 @@ function normalize(schema: TSchema, value: unknown, source: InputSource): unknow
       if (name === undefined) continue;
       const property = schema.properties[name] as TSchema;
       const normalized = normalize(property, rawValue, source);
-      if (normalized !== undefined) out[name] = normalized;
+      if (normalized === undefined) continue;
+      const earlier = out[name];
+      // `Ids=1&ids=2` is one list given under two spellings.
+      out[name] = Array.isArray(earlier) && Array.isArray(normalized) ? [...earlier, ...normalized] : normalized;
     }
     return out;
   }

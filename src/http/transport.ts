@@ -1,11 +1,18 @@
 import { randomUUID } from "node:crypto";
 import type { Server } from "node:http";
-import { type FastifyBaseLogger, type FastifyHttpOptions, type FastifyInstance, LogController } from "fastify";
+import {
+  type FastifyBaseLogger,
+  type FastifyHttpOptions,
+  type FastifyInstance,
+  type FastifyRequest,
+  LogController,
+} from "fastify";
 import type { Logger } from "pino";
 
 /** Fastify settings and hooks shared by the v4 and legacy servers. */
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
+const BODY_LIMIT = 1024 * 1024;
 
 export function serverOptions(logger: Logger): FastifyHttpOptions<Server, FastifyBaseLogger> {
   return {
@@ -17,7 +24,7 @@ export function serverOptions(logger: Logger): FastifyHttpOptions<Server, Fastif
       return typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     },
     routerOptions: { caseSensitive: false, ignoreTrailingSlash: true },
-    bodyLimit: 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     // Idle keep-alive connections are closed at shutdown; in-flight requests finish.
     forceCloseConnections: "idle",
     return503OnClosing: true,
@@ -58,4 +65,23 @@ export function parseJsonBody(body: unknown): ParsedBody {
   } catch {
     return { ok: false };
   }
+}
+
+/**
+ * The body of a GET request. Fastify parses bodies only for methods that
+ * usually carry one, but legacy clients send their JSON with GET too.
+ */
+export async function readGetBody(request: FastifyRequest): Promise<string | undefined> {
+  const declared = request.headers["content-length"];
+  if (request.method !== "GET" || (declared === undefined && request.headers["transfer-encoding"] === undefined)) {
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request.raw) {
+    size += (chunk as Buffer).length;
+    if (size > BODY_LIMIT) throw Object.assign(new Error("body too large"), { statusCode: 413 });
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }

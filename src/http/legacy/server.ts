@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { asPlatformId } from "../../core/ids.js";
 import { authenticate } from "../../services/keys.js";
 import type { Runtime } from "../../services/runtime.js";
-import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
+import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
 
 export interface LegacyDependencies {
@@ -33,7 +33,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
   const answer = async (request: FastifyRequest, reply: FastifyReply, context: LegacyContext) => {
     const params = request.params as { command: string; platformId?: string };
     try {
-      const fields = readFields(request);
+      const fields = readFields(request, request.method === "GET" ? await readGetBody(request) : request.body);
       const apikey = fields.apikey;
       if (typeof apikey !== "string" || apikey.trim() === "") {
         throw new LegacyFailure("Missing apikey", "Send your API key as apikey in the JSON body");
@@ -97,8 +97,8 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
 }
 
 /** The request's fields: the JSON body, with query-string values for GET clients that send no body. */
-function readFields(request: FastifyRequest): Record<string, unknown> {
-  const parsed = parseJsonBody(request.body);
+function readFields(request: FastifyRequest, rawBody: unknown): Record<string, unknown> {
+  const parsed = parseJsonBody(rawBody);
   if (!parsed.ok) throw new LegacyFailure("Malformed request", "The request body is not valid JSON");
   const body = parsed.value;
   if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {

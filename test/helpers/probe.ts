@@ -1,0 +1,24 @@
+import type { FastifyInstance } from "fastify";
+import pino from "pino";
+import { cursorCodec } from "../../src/http/cursor.js";
+import { RateLimiter } from "../../src/http/rate-limit.js";
+import type { Operation } from "../../src/http/v4/operation.js";
+import { buildV4Server } from "../../src/http/v4/server.js";
+import { OPERATIONS } from "../../src/http/v4/table.js";
+import type { TestService } from "./service.js";
+
+/**
+ * A real WL server over the test service's storage with extra operations that
+ * exist only in the test, for transport behaviour no operation of the table
+ * exercises yet (a 409, a crash, every input type).
+ */
+export function probeServer(service: TestService, extra: readonly Operation[]): Promise<FastifyInstance> {
+  return buildV4Server("WL", {
+    runtime: service.app.runtime,
+    limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
+    cursors: cursorCodec("probe-secret"),
+    sandbox: false,
+    logger: pino({ level: "silent" }),
+    operations: [...OPERATIONS, ...extra],
+  });
+}

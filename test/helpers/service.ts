@@ -1,0 +1,185 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { FastifyInstance } from "fastify";
+import pino from "pino";
+import { type App, createApp, type ServerName } from "../../src/app.js";
+import type { RateLimitConfig } from "../../src/config.js";
+import type { Role } from "../../src/core/access.js";
+import { createKey } from "../../src/services/keys.js";
+import { createPerson } from "../../src/services/people.js";
+import { createSite } from "../../src/services/sites.js";
+import type { Backend, Storage } from "../../src/store/storage.js";
+import { openStorage } from "../../src/store/storage.js";
+
+/** The storage backends the suite runs against: SQLite always, PostgreSQL when DATABASE_URL is set. */
+export const BACKENDS: readonly Backend[] = process.env.DATABASE_URL ? ["sqlite", "postgres"] : ["sqlite"];
+
+export const ADMIN_KEY = "test-admin-key-0123456789abcdef";
+
+export interface TestStorage {
+  readonly storage: Storage;
+  /** Environment that points another process (the CLI) at the same storage. */
+  readonly env: Readonly<Record<string, string>>;
+  dispose(): Promise<void>;
+}
+
+/** A fresh, empty database: a temporary SQLite directory, or a PostgreSQL schema of its own. */
+export async function freshStorage(backend: Backend): Promise<TestStorage> {
+  if (backend === "sqlite") {
+    const dataDir = mkdtempSync(join(tmpdir(), "strategy-hub-test-"));
+    const storage = await openStorage({ dataDir });
+    return {
+      storage,
+      env: { DATA_DIR: dataDir },
+      async dispose() {
+        await storage.close();
+        rmSync(dataDir, { recursive: true, force: true });
+      },
+    };
+  }
+  const url = process.env.DATABASE_URL as string;
+  const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const storage = await openStorage({ databaseUrl: url, dataDir: "", pgSchema: schema });
+  return {
+    storage,
+    env: { DATABASE_URL: url, PGOPTIONS: `-c search_path=${schema}` },
+    async dispose() {
+      await storage.close();
+      const cleanup = await openStorage({ databaseUrl: url, dataDir: "" });
+      try {
+        await cleanup.db.schema.dropSchema(schema).ifExists().cascade().execute();
+      } finally {
+        await cleanup.close();
+      }
+    },
+  };
+}
+
+export interface TestServiceOptions {
+  readonly sandbox?: boolean;
+  readonly rateLimit?: RateLimitConfig;
+  /** The machine time the service sees; defaults to the real one. */
+  readonly systemNow?: () => number;
+}
+
+export interface CallOptions {
+  readonly key?: string | null;
+  readonly body?: unknown;
+  /** A raw body string, sent as is. */
+  readonly rawBody?: string;
+  readonly query?: Record<string, string | string[]>;
+  readonly headers?: Record<string, string>;
+}
+
+export interface CallResult {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | number | undefined>;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+  readonly json: any;
+  readonly text: string;
+}
+
+export interface TestService {
+  readonly app: App;
+  readonly backend: Backend;
+  readonly storage: Storage;
+  readonly env: Readonly<Record<string, string>>;
+  call(server: ServerName, method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  close(): Promise<void>;
+}
+
+/** The whole service on a fresh database, its servers answering through inject(). */
+export async function startTestService(backend: Backend, options: TestServiceOptions = {}): Promise<TestService> {
+  const fresh = await freshStorage(backend);
+  const app = await createApp({
+    storage: fresh.storage,
+    logger: pino({ level: "silent" }),
+    systemNow: options.systemNow ?? Date.now,
+    sandbox: options.sandbox ?? true,
+    rateLimit: options.rateLimit ?? { max: 100_000, windowSeconds: 60 },
+    bootstrapAdminKey: ADMIN_KEY,
+  });
+  return {
+    app,
+    backend,
+    storage: fresh.storage,
+    env: fresh.env,
+    call: (server, method, path, callOptions = {}) => call(app.servers[server], method, path, callOptions),
+    async close() {
+      await app.close();
+      await fresh.dispose();
+    },
+  };
+}
+
+async function call(server: FastifyInstance, method: string, path: string, options: CallOptions): Promise<CallResult> {
+  const key = options.key === undefined ? ADMIN_KEY : options.key;
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (key !== null) headers.authorization = `Bearer ${key}`;
+  let payload: string | undefined;
+  if (options.rawBody !== undefined) payload = options.rawBody;
+  else if (options.body !== undefined) {
+    payload = JSON.stringify(options.body);
+    headers["content-type"] ??= "application/json";
+  }
+  const response = await server.inject({
+    method: method as "GET",
+    url: path,
+    headers,
+    ...(options.query ? { query: options.query } : {}),
+    ...(payload !== undefined ? { payload } : {}),
+  });
+  let json: unknown;
+  try {
+    json = JSON.parse(response.body);
+  } catch {
+    json = undefined;
+  }
+  return { status: response.statusCode, headers: response.headers, json, text: response.body };
+}
+
+export interface Population {
+  readonly siteA: number;
+  readonly siteB: number;
+  readonly geo: number;
+  readonly keys: Readonly<Record<PopulationRole, string>>;
+  readonly people: Readonly<Record<PopulationRole, number>>;
+}
+
+export type PopulationRole = "admin" | "wlAdminA" | "wlAdminB" | "geoAdmin" | "personA" | "personB" | "expired";
+
+/**
+ * Two white-label sites (A inside the geo-site), a geo-site and one key for
+ * each role the permission tests call with.
+ */
+export async function populate(service: TestService): Promise<Population> {
+  const runtime = service.app.runtime;
+  const geo = (await createSite(runtime, { kind: "geo", name: "Geo Europe", domain: "geo.example.com" })).id;
+  const siteA = (await createSite(runtime, { kind: "whitelabel", name: "Site A", geoSiteId: geo })).id;
+  const siteB = (await createSite(runtime, { kind: "whitelabel", name: "Site B" })).id;
+  const specs: Record<PopulationRole, { role: Role; siteId?: number; expired?: boolean }> = {
+    admin: { role: "admin" },
+    wlAdminA: { role: "whitelabel-admin", siteId: siteA },
+    wlAdminB: { role: "whitelabel-admin", siteId: siteB },
+    geoAdmin: { role: "geo-admin", siteId: geo },
+    personA: { role: "person", siteId: siteA },
+    personB: { role: "person", siteId: siteB },
+    expired: { role: "admin", expired: true },
+  };
+  const keys = {} as Record<PopulationRole, string>;
+  const people = {} as Record<PopulationRole, number>;
+  for (const [name, spec] of Object.entries(specs) as [PopulationRole, (typeof specs)[PopulationRole]][]) {
+    const { personId } = await createPerson(runtime, {
+      email: `${name.toLowerCase()}@example.com`,
+      firstName: name,
+      lastName: "Tester",
+      role: spec.role,
+      siteId: spec.siteId,
+    });
+    const expiresAt = spec.expired ? new Date(runtime.clock.nowMs() - 1000) : undefined;
+    keys[name] = (await createKey(runtime, { personId, expiresAt })).accessKey;
+    people[name] = personId;
+  }
+  return { siteA, siteB, geo, keys, people };
+}

@@ -1,0 +1,471 @@
+import assert from "node:assert/strict";
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import SqliteDatabase from "better-sqlite3";
+
+/** The real server process (`npm start`) over real sockets, on embedded SQLite. */
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+const HOST = "127.0.0.1";
+const READY_TIMEOUT_MS = 30_000;
+const EXIT_TIMEOUT_MS = 5_000;
+const SERVERS = ["WL", "GEN", "GEO", "LEGACY"] as const;
+type ServerName = (typeof SERVERS)[number];
+const V4_SERVERS = ["WL", "GEN", "GEO"] as const;
+const CHOSEN_KEY = "chosen-admin-key-0123456789abcd";
+
+// Every process and directory this file makes, so `after` can clean up even when a test fails.
+const children = new Set<ChildProcessWithoutNullStreams>();
+const directories = new Set<string>();
+
+after(() => {
+  for (const child of children) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+  for (const directory of directories) rmSync(directory, { recursive: true, force: true });
+});
+
+function tempDataDir(): string {
+  const directory = mkdtempSync(join(tmpdir(), "strategy-hub-process-"));
+  directories.add(directory);
+  return directory;
+}
+
+/** Free ports: listen on port 0 (all at once, so they differ) and close. */
+async function freePorts(count: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<net.Server>((resolve, reject) => {
+          const server = net.createServer();
+          server.once("error", reject);
+          server.listen(0, HOST, () => resolve(server));
+        }),
+    ),
+  );
+  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  return ports;
+}
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: HOST, port });
+    socket.once("connect", () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once("error", () => resolve(false));
+  });
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await pause(10);
+  }
+}
+
+/** The environment of the test process without anything that would change how the server starts. */
+function baseEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of [
+    "DATABASE_URL",
+    "PGOPTIONS",
+    "DATA_DIR",
+    "BOOTSTRAP_ADMIN_KEY",
+    "NODE_ENV",
+    "SANDBOX",
+    "LOG_LEVEL",
+    "RATE_LIMIT_MAX",
+    "RATE_LIMIT_WINDOW_SECONDS",
+    "NODE_TEST_CONTEXT",
+  ]) {
+    delete env[name];
+  }
+  return env;
+}
+
+interface Exit {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+interface Server {
+  readonly ports: Readonly<Record<ServerName, number>>;
+  readonly dataDir: string;
+  /** Everything printed on stdout so far. */
+  stdout(): string;
+  readonly exited: Promise<Exit>;
+  /** Sends the signal and waits (bounded) for the process to exit. */
+  stop(signal: NodeJS.Signals): Promise<Exit>;
+}
+
+function spawnTsx(script: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: ROOT, env });
+  children.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
+    stdout += chunk;
+  });
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<Exit>((resolve) => child.on("close", (code, signal) => resolve({ code, signal })));
+  return { child, exited, stdout: () => stdout, stderr: () => stderr };
+}
+
+function withinTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took longer than ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** Starts `src/main.ts` on free ports and waits until all four servers accept connections. */
+async function startServer(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<Server> {
+  const dataDir = options.dataDir ?? tempDataDir();
+  const [wl, gen, geo, legacy] = (await freePorts(4)) as [number, number, number, number];
+  const ports = { WL: wl, GEN: gen, GEO: geo, LEGACY: legacy };
+  const proc = spawnTsx("src/main.ts", {
+    ...baseEnv(),
+    HOST,
+    WL_PORT: String(wl),
+    GEN_PORT: String(gen),
+    GEO_PORT: String(geo),
+    LEGACY_PORT: String(legacy),
+    DATA_DIR: dataDir,
+    ...options.env,
+  });
+  let exit: Exit | undefined;
+  void proc.exited.then((e) => {
+    exit = e;
+  });
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (const port of Object.values(ports)) {
+    while (!(await accepts(port))) {
+      if (exit) {
+        throw new Error(`the server exited (${exit.code ?? exit.signal}) before listening:\n${proc.stderr()}`);
+      }
+      if (Date.now() > deadline) {
+        proc.child.kill("SIGKILL");
+        throw new Error(`the server did not listen within ${READY_TIMEOUT_MS} ms:\n${proc.stderr()}`);
+      }
+      await pause(50);
+    }
+  }
+  return {
+    ports,
+    dataDir,
+    stdout: proc.stdout,
+    exited: proc.exited,
+    stop(signal) {
+      proc.child.kill(signal);
+      return withinTimeout(proc.exited, EXIT_TIMEOUT_MS, `exit after ${signal}`);
+    },
+  };
+}
+
+interface Response {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
+  readonly json: any;
+}
+
+interface RequestOptions {
+  readonly key?: string;
+  readonly body?: unknown;
+  readonly headers?: Record<string, string>;
+  readonly agent?: http.Agent;
+}
+
+function readResponse(response: http.IncomingMessage): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    let text = "";
+    response.setEncoding("utf8");
+    response.on("data", (chunk: string) => {
+      text += chunk;
+    });
+    response.on("error", reject);
+    response.on("end", () => {
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        json = undefined;
+      }
+      resolve({ status: response.statusCode ?? 0, headers: response.headers, text, json });
+    });
+  });
+}
+
+/** Opens a request; the caller writes (part of) the body and waits on `response`. */
+function openRequest(port: number, method: string, path: string, options: RequestOptions & { length?: number }) {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key !== undefined) headers.authorization = `Bearer ${options.key}`;
+  if (options.length !== undefined) {
+    headers["content-type"] = "application/json";
+    headers["content-length"] = String(options.length);
+  }
+  const request = http.request({ host: HOST, port, method, path, headers, agent: options.agent ?? false });
+  const response = new Promise<Response>((resolve, reject) => {
+    request.once("error", reject);
+    request.once("response", (res) => resolve(readResponse(res)));
+  });
+  return { request, response };
+}
+
+function send(port: number, method: string, path: string, options: RequestOptions = {}): Promise<Response> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const { request, response } = openRequest(port, method, path, {
+    ...options,
+    ...(payload === undefined ? {} : { length: Buffer.byteLength(payload) }),
+  });
+  request.end(payload);
+  return response;
+}
+
+const hello = (server: Server, name: V4Server, key: string) =>
+  send(server.ports[name], "POST", "/General/Hello", { key, body: { Name: "Bob" } });
+type V4Server = (typeof V4_SERVERS)[number];
+
+const HELLO_BOB = { Results: ["Hello, Bob!"], ResponseStatus: { ErrorCode: "200", Message: "OK", Errors: [] } };
+
+/** The administrator key the first start prints, if it printed one. */
+function printedKey(stdout: string): string | undefined {
+  return /Its access key, shown only now:\s*\n\s*\n\s+(\S+)\s*\n/.exec(stdout)?.[1];
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: log lines are arbitrary JSON
+function jsonLines(stdout: string): any[] {
+  return stdout
+    .split("\n")
+    .filter((line) => line.startsWith("{"))
+    .map((line) => JSON.parse(line));
+}
+
+function readPersons(dataDir: string): { email: string; role: string }[] {
+  const database = new SqliteDatabase(join(dataDir, "strategy-hub.sqlite"), { fileMustExist: true });
+  try {
+    assert.equal(database.pragma("integrity_check", { simple: true }), "ok");
+    return database.prepare("select email, role from persons order by id").all() as { email: string; role: string }[];
+  } finally {
+    database.close();
+  }
+}
+
+describe("first start on an empty data directory", () => {
+  let server: Server;
+  let key: string;
+  const requests: { id: string; server: ServerName; method: string; url: string; status: number }[] = [];
+  /** Remembers a request so the log test can find its line. */
+  const track = (response: Response, server: ServerName, method: string, url: string): Response => {
+    requests.push({ id: String(response.headers["x-request-id"]), server, method, url, status: response.status });
+    return response;
+  };
+
+  test("prints a new administrator key that works on every v4 server; the legacy server answers", async () => {
+    server = await startServer();
+    const printed = printedKey(server.stdout());
+    assert.ok(printed, `no key printed:\n${server.stdout()}`);
+    key = printed;
+    assert.equal(server.stdout().split(key).length - 1, 1, "the key is printed exactly once");
+    assert.match(server.stdout(), /A service administrator was created \(person 1\)/);
+
+    for (const name of V4_SERVERS) {
+      const response = track(await hello(server, name, key), name, "POST", "/General/Hello");
+      assert.equal(response.status, 200, `${name}: ${response.text}`);
+      assert.deepEqual(response.json, HELLO_BOB);
+    }
+    const legacy = track(
+      await send(server.ports.LEGACY, "POST", "/world/apiv3/anything", { body: { apikey: key } }),
+      "LEGACY",
+      "POST",
+      "/world/apiv3/anything",
+    );
+    assert.equal(legacy.status, 200);
+    assert.equal(legacy.json.ok, 0);
+    assert.equal(legacy.json.error.title, "Unknown command");
+  });
+
+  test("the sandbox is on by default: an administrator may set the clock", async () => {
+    const response = track(
+      await send(server.ports.GEN, "POST", "/Sandbox/SetClock", { key, body: { Now: "2030-01-02T03:04:05Z" } }),
+      "GEN",
+      "POST",
+      "/Sandbox/SetClock",
+    );
+    assert.equal(response.status, 200, response.text);
+    assert.equal(new Date(response.json.Results[0].Now).toISOString(), "2030-01-02T03:04:05.000Z");
+  });
+
+  test("SIGTERM lets a request in flight finish, closes idle keep-alive connections and exits 0", async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      // A completed request leaves an idle keep-alive connection open.
+      const first = track(
+        await send(server.ports.WL, "POST", "/General/Hello", { key, body: { Name: "Bob" }, agent }),
+        "WL",
+        "POST",
+        "/General/Hello",
+      );
+      assert.equal(first.status, 200);
+      assert.equal(first.headers.connection, "keep-alive");
+
+      // A second request is in flight: the server has read its headers (it answered 100 Continue)
+      // but not yet its body when the signal arrives.
+      const body = JSON.stringify({ Name: "Late Bob" });
+      const inFlight = openRequest(server.ports.GEO, "POST", "/General/Hello", {
+        key,
+        length: body.length,
+        headers: { expect: "100-continue" },
+      });
+      const headersRead = new Promise((resolve) => inFlight.request.once("continue", resolve));
+      inFlight.request.flushHeaders();
+      await headersRead;
+      server.stop("SIGTERM").catch(() => undefined);
+      await waitFor(() => server.stdout().includes("shutting down"), "the shutdown to begin");
+      inFlight.request.end(body);
+      const finished = track(await inFlight.response, "GEO", "POST", "/General/Hello");
+      assert.equal(finished.status, 200, finished.text);
+      assert.deepEqual(finished.json.Results, ["Hello, Late Bob!"]);
+
+      const exit = await withinTimeout(server.exited, EXIT_TIMEOUT_MS, "exit after SIGTERM");
+      assert.deepEqual(exit, { code: 0, signal: null });
+    } finally {
+      agent.destroy();
+    }
+    const logs = jsonLines(server.stdout());
+    assert.ok(logs.some((line) => line.msg?.startsWith("shutting down") && line.signal === "SIGTERM"));
+    assert.equal(logs.at(-1).msg, "stopped");
+    assert.deepEqual(readPersons(server.dataDir), [{ email: "admin@strategy-hub.invalid", role: "admin" }]);
+  });
+
+  test("every stdout line after the key is pino JSON, with exactly one line per request", () => {
+    const stdout = server.stdout();
+    const lines = stdout
+      .slice(stdout.indexOf(key) + key.length)
+      .split("\n")
+      .filter((line) => line.trim() !== "");
+    // biome-ignore lint/suspicious/noExplicitAny: log lines are arbitrary JSON
+    const logs: any[] = lines.map((line) => {
+      assert.doesNotThrow(() => JSON.parse(line), `not JSON: ${line}`);
+      return JSON.parse(line);
+    });
+    for (const log of logs) {
+      assert.equal(typeof log.level, "number");
+      assert.equal(typeof log.time, "number");
+      assert.equal(typeof log.msg, "string");
+    }
+    const started = logs.find((log) => log.msg === "strategy-hub started");
+    assert.ok(started, "a start line is logged");
+    assert.deepEqual(
+      { storage: started.storage, sandbox: started.sandbox, ports: started.ports },
+      { storage: "sqlite", sandbox: true, ports: server.ports },
+    );
+
+    assert.equal(requests.length, 7);
+    assert.equal(new Set(requests.map((r) => r.id)).size, requests.length, "request ids are unique");
+    for (const expected of requests) {
+      const matching = logs.filter((log) => log.reqId === expected.id);
+      assert.equal(matching.length, 1, `log lines for request ${expected.id}`);
+      const { server: name, method, url, status } = matching[0];
+      assert.deepEqual(
+        { server: name, method, url, status },
+        { server: expected.server, method: expected.method, url: expected.url, status: expected.status },
+      );
+    }
+    assert.equal(logs.filter((log) => log.reqId !== undefined).length, requests.length, "no other request lines");
+
+    // The request answered during shutdown was logged after the shutdown began.
+    const shutdownAt = logs.findIndex((log) => log.msg.startsWith("shutting down"));
+    const lateAt = logs.findIndex((log) => log.reqId === requests.at(-1)?.id);
+    assert.ok(shutdownAt >= 0 && lateAt > shutdownAt, "the in-flight request finished after SIGTERM");
+  });
+
+  test("a second start on the same data prints no key, keeps the first key working, and exits 0 on SIGINT", async () => {
+    const again = await startServer({ dataDir: server.dataDir });
+    const response = await hello(again, "WL", key);
+    assert.equal(response.status, 200, response.text);
+    const exit = await again.stop("SIGINT");
+    assert.deepEqual(exit, { code: 0, signal: null });
+    assert.equal(printedKey(again.stdout()), undefined);
+    assert.doesNotMatch(again.stdout(), /administrator was created/);
+    const logs = jsonLines(again.stdout());
+    assert.ok(logs.some((line) => line.signal === "SIGINT"));
+    assert.equal(logs.at(-1).msg, "stopped");
+    assert.equal(readPersons(again.dataDir).length, 1);
+  });
+});
+
+describe("BOOTSTRAP_ADMIN_KEY", () => {
+  test("the chosen key works on every v4 server, and no key is printed", async () => {
+    const server = await startServer({ env: { BOOTSTRAP_ADMIN_KEY: CHOSEN_KEY } });
+    for (const name of V4_SERVERS) {
+      const response = await hello(server, name, CHOSEN_KEY);
+      assert.equal(response.status, 200, `${name}: ${response.text}`);
+      assert.deepEqual(response.json, HELLO_BOB);
+    }
+    const other = await hello(server, "WL", "some-other-key-0123456789abcdef");
+    assert.equal(other.status, 401);
+    assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
+    assert.equal(printedKey(server.stdout()), undefined);
+    assert.doesNotMatch(server.stdout(), /administrator was created/);
+    assert.ok(!server.stdout().includes(CHOSEN_KEY), "the chosen key is not echoed");
+  });
+});
+
+describe("NODE_ENV=production", () => {
+  test("the sandbox is off: SetClock is an unknown operation", async () => {
+    const server = await startServer({ env: { BOOTSTRAP_ADMIN_KEY: CHOSEN_KEY, NODE_ENV: "production" } });
+    const hidden = await send(server.ports.WL, "POST", "/Sandbox/SetClock", {
+      key: CHOSEN_KEY,
+      body: { Now: "2030-01-02T03:04:05Z" },
+    });
+    assert.equal(hidden.status, 404, hidden.text);
+    assert.equal(hidden.json.Results, null);
+    assert.equal(hidden.json.ResponseStatus.ErrorCode, "404");
+    assert.equal(hidden.json.ResponseStatus.Message, "NotFound");
+    assert.equal(hidden.json.ResponseStatus.Errors[0].ErrorCode, "1004");
+    const greeting = await hello(server, "WL", CHOSEN_KEY);
+    assert.equal(greeting.status, 200);
+    assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
+    assert.equal(jsonLines(server.stdout()).find((log) => log.msg === "strategy-hub started")?.sandbox, false);
+  });
+});
+
+describe("the migrate command", () => {
+  test("applies the migrations once, then nothing", async () => {
+    const dataDir = tempDataDir();
+    const migrate = async () => {
+      const proc = spawnTsx("src/store/migrate-cli.ts", { ...baseEnv(), DATA_DIR: dataDir });
+      const exit = await withinTimeout(proc.exited, 30_000, "migrate");
+      assert.deepEqual(exit, { code: 0, signal: null }, proc.stderr());
+      const lines = proc
+        .stdout()
+        .split("\n")
+        .filter((line) => line !== "");
+      assert.equal(lines.length, 1, proc.stdout());
+      return JSON.parse(lines[0] as string);
+    };
+    const first = await migrate();
+    assert.equal(first.storage, "sqlite");
+    assert.ok(Array.isArray(first.applied) && first.applied.length > 0);
+    assert.ok(first.applied.includes("0001_platform"));
+    assert.deepEqual(await migrate(), { storage: "sqlite", applied: [] });
+  });
+});

@@ -1,0 +1,74 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import { migrateToLatest } from "../../src/store/migrate.js";
+import { transaction } from "../../src/store/transaction.js";
+import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
+
+for (const backend of BACKENDS) {
+  describe(`storage (${backend})`, () => {
+    let fresh: TestStorage;
+    before(async () => {
+      fresh = await freshStorage(backend);
+    });
+    after(() => fresh.dispose());
+
+    test("migrations apply once and are a no-op afterwards", async () => {
+      assert.deepEqual(await migrateToLatest(fresh.storage), ["0001_platform"]);
+      assert.deepEqual(await migrateToLatest(fresh.storage), []);
+    });
+
+    test("concurrent migrations from several starts agree", async () => {
+      const results = await Promise.all([migrateToLatest(fresh.storage), migrateToLatest(fresh.storage)]);
+      assert.deepEqual(results, [[], []]);
+    });
+
+    test("a failure inside a transaction rolls all of it back", async () => {
+      const db = fresh.storage.db;
+      await assert.rejects(
+        transaction(fresh.storage, async (tx) => {
+          await tx
+            .insertInto("sites")
+            .values({ kind: "geo", name: "One", domain: null, geo_site_id: null, created_at: 1 })
+            .execute();
+          await tx
+            .insertInto("sites")
+            .values({ kind: "geo", name: "Two", domain: null, geo_site_id: null, created_at: 1 })
+            .execute();
+          throw new Error("fails half-way");
+        }),
+        /fails half-way/,
+      );
+      const count = await db
+        .selectFrom("sites")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(count.n), 0);
+    });
+
+    test("committed work is visible afterwards, with exact integer times", async () => {
+      const at = Date.parse("2026-11-22T10:00:00.123Z");
+      const id = await transaction(fresh.storage, async (tx) => {
+        const row = await tx
+          .insertInto("sites")
+          .values({ kind: "whitelabel", name: "Kept", domain: "kept.example.com", geo_site_id: null, created_at: at })
+          .returning("id")
+          .executeTakeFirstOrThrow();
+        return row.id;
+      });
+      const row = await fresh.storage.db.selectFrom("sites").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+      assert.equal(typeof row.id, "number");
+      assert.equal(row.created_at, at);
+      assert.equal(row.name, "Kept");
+    });
+
+    if (backend === "sqlite") {
+      test("SQLite runs in WAL mode with durable (FULL) commits", async () => {
+        const mode = await sql<{ journal_mode: string }>`pragma journal_mode`.execute(fresh.storage.db);
+        assert.equal(mode.rows[0]?.journal_mode, "wal");
+        const sync = await sql<{ synchronous: number }>`pragma synchronous`.execute(fresh.storage.db);
+        assert.equal(sync.rows[0]?.synchronous, 2);
+      });
+    }
+  });
+}
