@@ -17,6 +17,5 @@ test("every error code is documented in docs/errors.md with its HTTP status", ()
   }
   const documented = [...doc.matchAll(/^\| (\d{4}) \|/gm)].map((m) => m[1]);
   const defined = new Set<string>(Object.values(ERRORS).map((e) => e.code));
-  for (const code of documented)
-    assert.ok(defined.has(code ?? ""), `docs/errors.md documents unknown code ${code}`);
+  for (const code of documented) assert.ok(defined.has(code ?? ""), `docs/errors.md documents unknown code ${code}`);
 });

@@ -18,6 +18,7 @@ const EXIT_TIMEOUT_MS = 5_000;
 const SERVERS = ["WL", "GEN", "GEO", "LEGACY"] as const;
 type ServerName = (typeof SERVERS)[number];
 const V4_SERVERS = ["WL", "GEN", "GEO"] as const;
+type V4Server = (typeof V4_SERVERS)[number];
 const CHOSEN_KEY = "chosen-admin-key-0123456789abcd";
 
 // Every process and directory this file makes, so `after` can clean up even when a test fails.
@@ -241,7 +242,6 @@ function send(port: number, method: string, path: string, options: RequestOption
 
 const hello = (server: Server, name: V4Server, key: string) =>
   send(server.ports[name], "POST", "/General/Hello", { key, body: { Name: "Bob" } });
-type V4Server = (typeof V4_SERVERS)[number];
 
 const HELLO_BOB = { Results: ["Hello, Bob!"], ResponseStatus: { ErrorCode: "200", Message: "OK", Errors: [] } };
 
