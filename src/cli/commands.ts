@@ -3,7 +3,7 @@ import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
 import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
-import { UsageError } from "./main.js";
+import { UsageError } from "./usage-error.js";
 
 type OptionSpec = Record<string, { type: "string" }>;
 
@@ -19,6 +19,8 @@ export interface CliCommand {
 }
 
 const str = { type: "string" } as const;
+
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 export const COMMANDS: readonly CliCommand[] = [
   {
@@ -80,8 +82,11 @@ export const COMMANDS: readonly CliCommand[] = [
       if (personId === undefined) throw new UsageError("--person is required");
       let expiresAt: Date | undefined;
       if (o.expires !== undefined) {
-        expiresAt = new Date(o.expires);
-        if (Number.isNaN(expiresAt.getTime())) throw new UsageError(`--expires is not an ISO 8601 time: ${o.expires}`);
+        // Date() also reads "1" or "12/31" as dates, which would make keys that expired in 2001.
+        expiresAt = ISO_8601.test(o.expires) ? new Date(o.expires) : new Date(Number.NaN);
+        if (Number.isNaN(expiresAt.getTime())) {
+          throw new UsageError(`--expires is not an ISO 8601 time such as 2027-12-31T00:00:00Z: ${o.expires}`);
+        }
       }
       const key = await createKey(runtime, {
         personId,

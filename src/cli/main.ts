@@ -5,8 +5,9 @@ import { Refusal } from "../core/errors.js";
 import { loadClockSetting } from "../services/clock.js";
 import type { Runtime } from "../services/runtime.js";
 import { migrateToLatest } from "../store/migrate.js";
-import { openStorage } from "../store/storage.js";
+import { openStorage, type Storage } from "../store/storage.js";
 import { type CliCommand, COMMANDS, usage } from "./commands.js";
+import { UsageError } from "./usage-error.js";
 
 /**
  * The operator CLI: `npm run cli -- <noun> <verb> [options] [--json]`. It works
@@ -17,12 +18,13 @@ async function main(argv: readonly string[]): Promise<number> {
   const args = argv.filter((a) => a !== "--json");
   const [noun, verb, ...rest] = args;
   const command: CliCommand | undefined = COMMANDS.find((c) => c.noun === noun && c.verb === verb);
+  if (noun === undefined || noun === "help" || noun === "--help") {
+    process.stdout.write(json ? `${JSON.stringify({ Usage: usage() })}\n` : `${usage()}\n`);
+    return 0;
+  }
   if (!command) {
-    fail(
-      json,
-      noun === undefined || noun === "help" ? usage() : `Unknown command: ${args.slice(0, 2).join(" ")}\n\n${usage()}`,
-    );
-    return noun === undefined || noun === "help" ? 0 : 2;
+    fail(json, `Unknown command: ${args.slice(0, 2).join(" ")}\n\n${usage()}`);
+    return 2;
   }
   let options: Record<string, string | undefined>;
   try {
@@ -32,28 +34,31 @@ async function main(argv: readonly string[]): Promise<number> {
     fail(json, `${(error as Error).message}\n\n${usage()}`);
     return 2;
   }
-  const config = readConfig(process.env);
-  const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  let storage: Storage | undefined;
   try {
+    const config = readConfig(process.env);
+    storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     await migrateToLatest(storage);
     const runtime: Runtime = { storage, clock: new ControllableClock(Date.now, await loadClockSetting(storage)) };
     const result = await command.run(runtime, options);
     process.stdout.write(json ? `${JSON.stringify(result.json)}\n` : `${result.text}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof Refusal || error instanceof UsageError) {
-      const field = error instanceof Refusal ? error.entries[0]?.field : undefined;
-      fail(json, error.message, field);
-      return error instanceof UsageError ? 2 : 1;
+    if (error instanceof UsageError) {
+      fail(json, error.message);
+      return 2;
     }
-    throw error;
+    if (error instanceof Refusal) {
+      fail(json, error.message, error.entries[0]?.field);
+      return 1;
+    }
+    // Storage unreachable and the like: still one JSON object under --json.
+    fail(json, `Internal error: ${(error as Error).message}`);
+    return 1;
   } finally {
-    await storage.close();
+    await storage?.close();
   }
 }
-
-/** A wrong or missing option. */
-export class UsageError extends Error {}
 
 function fail(json: boolean, message: string, field?: string): void {
   if (json) {

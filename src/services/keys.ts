@@ -1,7 +1,9 @@
+import type { CompiledQuery, Kysely } from "kysely";
 import type { Caller, Role } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { asPersonId, asPlatformId, asSiteId } from "../core/ids.js";
 import { hashKey, isWellFormedKey, newKeyValue } from "../core/keys.js";
+import type { Database } from "../store/schema.js";
 import { transaction } from "../store/transaction.js";
 import type { Runtime } from "./runtime.js";
 
@@ -20,13 +22,12 @@ export type Authentication =
   | { readonly ok: true; readonly principal: Principal }
   | { readonly ok: false; readonly error: "MalformedKey" | "UnknownKey" | "ExpiredKey" | "RevokedKey" };
 
-/**
- * Looks the key up by its hash on every request rather than caching it, so a
- * key the CLI creates or revokes takes effect at once in every server process.
- */
-export async function authenticate(runtime: Runtime, presented: string): Promise<Authentication> {
-  if (!isWellFormedKey(presented)) return { ok: false, error: "MalformedKey" };
-  const row = await runtime.storage.db
+/** The lookup every request makes, compiled once per database handle. */
+const keyLookups = new WeakMap<Kysely<Database>, CompiledQuery<KeyLookupRow>>();
+type KeyLookupRow = Awaited<ReturnType<ReturnType<typeof keyLookupQuery>["executeTakeFirstOrThrow"]>>;
+
+function keyLookupQuery(db: Kysely<Database>, keyHash: string) {
+  return db
     .selectFrom("access_keys as k")
     .innerJoin("persons as p", "p.id", "k.person_id")
     .leftJoin("sites as s", "s.id", "p.white_label_site_id")
@@ -46,8 +47,25 @@ export async function authenticate(runtime: Runtime, presented: string): Promise
       "p.geo_site_id",
       "s.geo_site_id as site_geo_site_id",
     ])
-    .where("k.key_hash", "=", hashKey(presented))
-    .executeTakeFirst();
+    .where("k.key_hash", "=", keyHash);
+}
+
+/**
+ * Looks the key up by its hash on every request rather than caching it, so a
+ * key the CLI creates or revokes takes effect at once in every server process.
+ * The query is compiled once: its only parameter is the hash.
+ */
+export async function authenticate(runtime: Runtime, presented: string): Promise<Authentication> {
+  if (!isWellFormedKey(presented)) return { ok: false, error: "MalformedKey" };
+  const db = runtime.storage.db;
+  let lookup = keyLookups.get(db);
+  if (!lookup) {
+    lookup = keyLookupQuery(db, "").compile();
+    keyLookups.set(db, lookup);
+  }
+  const query: CompiledQuery<KeyLookupRow> = { ...lookup, parameters: [hashKey(presented)] };
+  const { rows } = await db.executeQuery(query);
+  const row = rows[0];
   if (!row) return { ok: false, error: "UnknownKey" };
   if (row.revoked_at !== null) return { ok: false, error: "RevokedKey" };
   if (row.expires_at !== null && row.expires_at <= runtime.clock.nowMs()) return { ok: false, error: "ExpiredKey" };

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, PostgresDialect, SqliteDialect } from "kysely";
+import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.js";
 
@@ -51,13 +51,36 @@ function openSqlite(dataDir: string): Storage {
     database.pragma("wal_checkpoint(PASSIVE)");
   }, 250);
   checkpoints.unref();
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
     backend: "sqlite",
     async close() {
       clearInterval(checkpoints);
       await db.destroy();
+    },
+  };
+}
+
+/**
+ * Kysely prepares every query anew; preparing costs more than running a small
+ * indexed query, so prepared statements are kept by their SQL text. Queries on
+ * one connection never overlap (Kysely serializes them), so reusing a
+ * statement is safe.
+ */
+function withStatementCache(database: SqliteDatabase.Database, capacity = 1000): KyselySqliteDatabase {
+  const statements = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sql) {
+      let statement = statements.get(sql);
+      if (!statement) {
+        // Queries with generated lists can produce unbounded distinct texts.
+        if (statements.size >= capacity) statements.clear();
+        statement = database.prepare(sql);
+        statements.set(sql, statement);
+      }
+      return statement;
     },
   };
 }

@@ -356,5 +356,22 @@ for (const backend of BACKENDS) {
       assert.equal(failure.stdout, "");
       assert.match(failure.stderr, /Not an email address: not-an-email/);
     });
+
+    test("usage errors exit 2 with a JSON Error; help prints the usage; an unreachable database is still one JSON Error", async () => {
+      const [notIso, unknownOption, help, unreachable] = await Promise.all([
+        cli("key", "create", "--person", "1", "--expires", "1", "--json"),
+        cli("key", "create", "--person", "1", "--colour", "red", "--json"),
+        cli("help", "--json"),
+        runCli(childEnv({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }), ["key", "list", "--json"]),
+      ]);
+      assert.equal(notIso.code, 2);
+      assert.match(onlyJson(notIso).Error.Message, /--expires is not an ISO 8601 time/);
+      assert.equal(unknownOption.code, 2);
+      assert.match(onlyJson(unknownOption).Error.Message, /colour/);
+      assertSucceeded(help);
+      assert.match(onlyJson(help).Usage, /key create --person PERSON_ID/);
+      assert.equal(unreachable.code, 1);
+      assert.match(onlyJson(unreachable).Error.Message, /^Internal error: /);
+    });
   });
 }
