@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { cursorCodec } from "../../src/http/cursor.js";
 import { RateLimiter } from "../../src/http/rate-limit.js";
-import type { Operation } from "../../src/http/v4/operation.js";
+import type { Operation, V4Server } from "../../src/http/v4/operation.js";
 import { buildV4Server } from "../../src/http/v4/server.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
 import type { TestService } from "./service.js";
@@ -12,8 +12,12 @@ import type { TestService } from "./service.js";
  * exist only in the test, for transport behaviour no operation of the table
  * exercises yet (a 409, a crash, every input type).
  */
-export function probeServer(service: TestService, extra: readonly Operation[]): Promise<FastifyInstance> {
-  return buildV4Server("WL", {
+export function probeServer(
+  service: TestService,
+  extra: readonly Operation[],
+  server: V4Server = "WL",
+): Promise<FastifyInstance> {
+  return buildV4Server(server, {
     runtime: service.app.runtime,
     limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
     cursors: cursorCodec("probe-secret"),

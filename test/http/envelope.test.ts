@@ -38,6 +38,19 @@ const probes = [
       throw new Error("secret internal detail at /srv/db.ts:42");
     },
   }),
+  defineOperation({
+    id: "ProbeStart",
+    method: "POST",
+    path: "/Probe/Start",
+    servers: ["WL", "GEN", "GEO"],
+    summary: "Answers a bare boolean on GEN and GEO, the envelope on WL (as StartAutotrade does).",
+    input: Type.Object({}),
+    result: Type.Boolean(),
+    permission: anyCaller,
+    bareBooleanOn: ["GEN", "GEO"],
+    paginated: false,
+    handler: async () => [true],
+  }),
 ];
 
 for (const backend of BACKENDS) {
@@ -149,6 +162,28 @@ for (const backend of BACKENDS) {
       assert.equal(body.ResponseStatus.ErrorCode, "500");
       assert.equal(body.ResponseStatus.Message, "InternalServerError");
       assert.equal(body.ResponseStatus.Errors[0].ErrorCode, "1500");
+    });
+
+    test("operations declared bare-boolean answer a bare true on GEN and GEO, the envelope on WL", async () => {
+      for (const server of ["WL", "GEN", "GEO"] as const) {
+        const instance = server === "WL" ? probe : await probeServer(service, probes, server);
+        try {
+          const r = await instance.inject({
+            method: "POST",
+            url: "/Probe/Start",
+            headers: { authorization: `Bearer ${ADMIN_KEY}` },
+            payload: "{}",
+          });
+          assert.equal(r.statusCode, 200);
+          if (server === "WL") assert.deepEqual(r.json().Results, [true]);
+          else assert.equal(r.body, "true");
+          const document = await instance.inject({ method: "GET", url: "/openapi.json" });
+          const schema = document.json().paths["/Probe/Start"].post.responses["200"].content["application/json"].schema;
+          assert.equal(schema.type, server === "WL" ? "object" : "boolean");
+        } finally {
+          if (instance !== probe) await instance.close();
+        }
+      }
     });
 
     test("the request id is echoed, and a sane one from the client is kept", async () => {

@@ -4,7 +4,8 @@ import { Type } from "@sinclair/typebox";
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { anyCaller } from "../../src/core/access.js";
-import { defineOperation } from "../../src/http/v4/operation.js";
+import { defineOperation, V4_SERVERS } from "../../src/http/v4/operation.js";
+import { OPERATIONS } from "../../src/http/v4/table.js";
 import { probeServer } from "../helpers/probe.js";
 import { ADMIN_KEY, BACKENDS, startTestService, type TestService } from "../helpers/service.js";
 
@@ -185,6 +186,29 @@ for (const backend of BACKENDS) {
         }),
         { numRuns: 150 },
       );
+    });
+
+    test("no operation of the table answers 500 to malformed input, on any server", async () => {
+      for (const server of V4_SERVERS) {
+        for (const operation of OPERATIONS.filter((o) => o.servers.includes(server))) {
+          await fc.assert(
+            fc.asyncProperty(
+              fc.oneof(fc.string(), fc.json()),
+              fc.dictionary(fc.string(), fc.string()),
+              async (body, query) => {
+                const r = await service.call(server, operation.method, operation.path, {
+                  rawBody: body,
+                  query,
+                  headers: { "content-type": "application/json" },
+                });
+                assert.ok(r.status < 500, `${operation.id} on ${server}: ${r.status} for ${body}`);
+                assert.equal(r.json.ResponseStatus.ErrorCode, String(r.status));
+              },
+            ),
+            { numRuns: 25 },
+          );
+        }
+      }
     });
   });
 }
