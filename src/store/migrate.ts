@@ -1,4 +1,4 @@
-import { type Migration, Migrator } from "kysely";
+import { type Migration, Migrator, sql } from "kysely";
 import { platformMigration } from "./migrations/0001_platform.js";
 import type { Storage } from "./storage.js";
 
@@ -14,10 +14,20 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
   const migrator = new Migrator({
     db: storage.db,
     provider: { getMigrations: async () => migrations(storage) },
+    // Kysely looks for its bookkeeping tables in every schema unless told which;
+    // another schema's tables (another deployment, a parallel test) would fool it.
+    ...(storage.backend === "postgres" ? { migrationTableSchema: await currentSchema(storage) } : {}),
   });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
     throw error instanceof Error ? error : new Error(String(error));
   }
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+}
+
+async function currentSchema(storage: Storage): Promise<string> {
+  const result = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);
+  const schema = result.rows[0]?.schema;
+  if (!schema) throw new Error("PostgreSQL has no current schema: check search_path");
+  return schema;
 }
