@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import SqliteDatabase from "better-sqlite3";
+import { freshStorage } from "../helpers/service.js";
 
 /** The real server process (`npm start`) over real sockets, on embedded SQLite. */
 
@@ -469,3 +470,25 @@ describe("the migrate command", () => {
     assert.deepEqual(await migrate(), { storage: "sqlite", applied: [] });
   });
 });
+
+if (process.env.DATABASE_URL) {
+  describe("on PostgreSQL (DATABASE_URL)", () => {
+    test("the service migrates a fresh schema, answers with the chosen key, and stops cleanly", async () => {
+      const fresh = await freshStorage("postgres");
+      try {
+        const server = await startServer({ env: { ...fresh.env, BOOTSTRAP_ADMIN_KEY: CHOSEN_KEY } });
+        for (const name of V4_SERVERS) {
+          const response = await hello(server, name, CHOSEN_KEY);
+          assert.equal(response.status, 200, `${name}: ${response.text}`);
+          assert.deepEqual(response.json, HELLO_BOB);
+        }
+        assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
+        assert.equal(jsonLines(server.stdout()).find((log) => log.msg === "strategy-hub started")?.storage, "postgres");
+        const admins = await fresh.storage.db.selectFrom("persons").select("role").execute();
+        assert.deepEqual(admins, [{ role: "admin" }]);
+      } finally {
+        await fresh.dispose();
+      }
+    });
+  });
+}
