@@ -12,6 +12,7 @@ import { buildV4Server } from "./http/v4/server.js";
 import { OPERATIONS } from "./http/v4/table.js";
 import { type BootstrapOutcome, ensureServiceAdmin } from "./services/bootstrap.js";
 import { loadClockSetting } from "./services/clock.js";
+import { KeySessions } from "./services/key-sessions.js";
 import type { Runtime } from "./services/runtime.js";
 import { migrateToLatest } from "./store/migrate.js";
 import { settingOrInit } from "./store/settings.js";
@@ -45,8 +46,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const runtime = { storage, clock };
   const bootstrap = await ensureServiceAdmin(runtime, options.bootstrapAdminKey);
   const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
+  const sessions = new KeySessions();
   const v4 = {
     runtime,
+    sessions,
     limiter: new RateLimiter(options.rateLimit, options.systemNow),
     cursors: cursorCodec(secret),
     sandbox: options.sandbox,
@@ -57,7 +60,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     WL: await buildV4Server("WL", v4),
     GEN: await buildV4Server("GEN", v4),
     GEO: await buildV4Server("GEO", v4),
-    LEGACY: await buildLegacyServer({ runtime, logger, commands: LEGACY_COMMANDS }),
+    LEGACY: await buildLegacyServer({ runtime, logger, commands: LEGACY_COMMANDS, sessions }),
   };
   return {
     runtime,

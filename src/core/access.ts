@@ -27,11 +27,15 @@ export interface Caller {
   readonly platformId: PlatformId | null;
 }
 
-/** The site membership of a person an operation acts on. */
-export interface Member {
-  readonly personId: PersonId;
+/** Where a person belongs (or would belong): a white-label site, a geo-site, both, or neither. */
+export interface Membership {
   readonly whiteLabelSiteId: SiteId | null;
   readonly geoSiteId: SiteId | null;
+}
+
+/** The site membership of a person an operation acts on. */
+export interface Member extends Membership {
+  readonly personId: PersonId;
 }
 
 export type Permission =
@@ -50,11 +54,11 @@ export function permits(permission: Permission, caller: Caller): boolean {
 export const isServiceAdmin = (caller: Caller): boolean => caller.role === "admin";
 
 /**
- * Whether the caller administers the person: service admins everyone, a
- * white-label admin the members of its site, a geo-site admin the members of
- * its geo-site including the members of white-label sites inside it.
+ * Whether the caller administers the members of a site: service admins
+ * everyone, a white-label admin the members of its site, a geo-site admin the
+ * members of its geo-site including the members of white-label sites inside it.
  */
-export function administers(caller: Caller, member: Member): boolean {
+export function administers(caller: Caller, member: Membership): boolean {
   switch (caller.role) {
     case "admin":
       return true;

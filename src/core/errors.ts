@@ -8,6 +8,7 @@ export const ERRORS = {
   Forbidden: { code: "1002", status: 403, message: "Not allowed" },
   RateLimited: { code: "1003", status: 429, message: "Rate limit exceeded" },
   UnknownOperation: { code: "1004", status: 404, message: "Unknown operation" },
+  NotAvailable: { code: "1005", status: 501, message: "This operation is not available on this server" },
   InvalidValue: { code: "1101", status: 400, message: "Invalid value" },
   MissingValue: { code: "1102", status: 400, message: "Missing value" },
   MalformedBody: { code: "1103", status: 400, message: "The request body is not valid JSON" },

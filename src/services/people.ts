@@ -1,5 +1,6 @@
 import type { Role } from "../core/access.js";
 import { refuse } from "../core/errors.js";
+import { fold } from "../core/search.js";
 import { transaction } from "../store/transaction.js";
 import type { Runtime } from "./runtime.js";
 
@@ -63,6 +64,8 @@ export async function createPerson(runtime: Runtime, input: NewPerson): Promise<
         email,
         first_name: input.firstName.trim(),
         last_name: input.lastName.trim(),
+        first_name_folded: fold(input.firstName.trim()),
+        last_name_folded: fold(input.lastName.trim()),
         role: input.role,
         white_label_site_id: whiteLabelSiteId,
         geo_site_id: geoSiteId,

@@ -1,9 +1,13 @@
-import { isServiceAdmin, whiteLabelScope } from "../core/access.js";
+import { sql } from "kysely";
+import { administers, isServiceAdmin, whiteLabelScope } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { asSiteId } from "../core/ids.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
+import { type PersonRow, personsWithSites } from "./person-view.js";
 import type { RequestContext } from "./runtime.js";
+import { findGeoSite } from "./sites-lookup.js";
 
+/** A member as its site's administrators see it (WhiteLabelSiteMember / GeoSiteMember). */
 export interface SiteMember {
   readonly id: number;
   readonly alias: string | null;
@@ -46,35 +50,52 @@ export async function listWhiteLabelSiteMembers(
   if (site?.kind !== "whitelabel") {
     throw refuse("NotFound", { field: "WhiteLabelSiteId", message: `No white-label site ${scope.siteId}` });
   }
-  const query = db
-    .selectFrom("persons as p")
-    .innerJoin("sites as s", "s.id", "p.white_label_site_id")
-    .leftJoin("sites as g", "g.id", "s.geo_site_id")
-    .selectAll("p")
-    .select("g.name as geo_site_name")
-    .where("p.white_label_site_id", "=", scope.siteId);
+  const query = personsWithSites(db).where("p.white_label_site_id", "=", scope.siteId);
+  return memberPage(query, page);
+}
+
+/**
+ * The members of a geo-site, including the members of the white-label sites
+ * inside it. Service admins and the geo-site's own admins only.
+ */
+export async function listGeoSiteMembers(
+  ctx: RequestContext,
+  geoSite: string,
+  page: PageRequest,
+): Promise<Page<SiteMember>> {
+  const db = ctx.storage.db;
+  const geo = await findGeoSite(db, geoSite);
+  if (!geo) throw refuse("NotFound", { field: "GeoSite", message: `No geo-site ${geoSite}` });
+  if (!administers(ctx.caller, { whiteLabelSiteId: null, geoSiteId: asSiteId(geo.id) })) {
+    throw refuse("Forbidden", { field: "GeoSite", message: "Not an administrator of that geo-site" });
+  }
+  return memberPage(personsWithSites(db).where(sql.ref("g.id"), "=", geo.id), page);
+}
+
+async function memberPage(query: ReturnType<typeof personsWithSites>, page: PageRequest): Promise<Page<SiteMember>> {
   const result = await fetchPage(query, ["p.id"], (row) => [row.id], page);
+  return { ...result, items: result.items.map(toMember) };
+}
+
+function toMember(row: PersonRow): SiteMember {
   return {
-    ...result,
-    items: result.items.map((row) => ({
-      id: row.id,
-      alias: row.alias,
-      firstName: row.first_name,
-      lastName: row.last_name,
-      email: row.email,
-      phone: row.phone,
-      language: row.language,
-      isWhiteLabelSiteAdmin: row.role === "whitelabel-admin",
-      whiteLabelSiteId: row.white_label_site_id,
-      countryCode: row.country_code,
-      divisionCode: row.division_code,
-      created: new Date(row.created_at),
-      lastLoggedIn: row.last_logged_in === null ? null : new Date(row.last_logged_in),
-      lastIp: row.last_ip,
-      isEmailValidated: row.is_email_validated === 1,
-      isAlive: row.is_alive === 1,
-      geoSiteName: row.geo_site_name,
-      isGeoSiteAdmin: row.role === "geo-admin",
-    })),
+    id: row.id,
+    alias: row.alias,
+    firstName: row.first_name,
+    lastName: row.last_name,
+    email: row.email,
+    phone: row.phone,
+    language: row.language,
+    isWhiteLabelSiteAdmin: row.role === "whitelabel-admin",
+    whiteLabelSiteId: row.white_label_site_id,
+    countryCode: row.country_code,
+    divisionCode: row.division_code,
+    created: new Date(row.created_at),
+    lastLoggedIn: row.last_logged_in === null ? null : new Date(row.last_logged_in),
+    lastIp: row.last_ip,
+    isEmailValidated: row.is_email_validated === 1,
+    isAlive: row.is_alive === 1,
+    geoSiteName: row.geo_name,
+    isGeoSiteAdmin: row.role === "geo-admin",
   };
 }

@@ -1,11 +1,13 @@
 import { type Migration, Migrator, sql } from "kysely";
 import { platformMigration } from "./migrations/0001_platform.js";
+import { peopleMigration } from "./migrations/0002_people.js";
 import type { Storage } from "./storage.js";
 
 /** Every migration, in order. Names sort in the order they apply. */
 function migrations(storage: Storage): Record<string, Migration> {
   return {
     "0001_platform": platformMigration(storage.backend),
+    "0002_people": peopleMigration(storage.backend),
   };
 }
 

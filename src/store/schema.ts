@@ -12,6 +12,9 @@ export interface Database {
   persons: PersonsTable;
   platforms: PlatformsTable;
   access_keys: AccessKeysTable;
+  kyc_scores: KycScoresTable;
+  kyc_infos: KycInfosTable;
+  key_sessions: KeySessionsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -29,6 +32,9 @@ export interface SitesTable {
   /** The geo-site a white-label site belongs to, if any. */
   geo_site_id: number | null;
   created_at: number;
+  support_company_name: string | null;
+  support_site_url: string | null;
+  support_email: string | null;
 }
 
 export interface PersonsTable {
@@ -51,6 +57,23 @@ export interface PersonsTable {
   last_logged_in: number | null;
   last_ip: string | null;
   created_at: number;
+  /** The screen name folded to lower case: unique. */
+  alias_key: string | null;
+  /** Names folded to lower case for case-insensitive search on both backends. */
+  first_name_folded: string | null;
+  last_name_folded: string | null;
+  /** scrypt$N$r$p$salt$hash of the sign-up password. */
+  password_hash: string | null;
+  street: string | null;
+  street2: string | null;
+  city: string | null;
+  zip_code: string | null;
+  company: string | null;
+  signup_ip: string | null;
+  /** The private per-person token KYC operations name the person by. */
+  user_token: string | null;
+  /** SHA-256 of the CSRF token issued at sign-up. */
+  csrf_hash: string | null;
 }
 
 export interface PlatformsTable {
@@ -70,4 +93,47 @@ export interface AccessKeysTable {
   created_at: number;
   expires_at: number | null;
   revoked_at: number | null;
+}
+
+export interface KycScoresTable {
+  id: Generated<number>;
+  person_id: number;
+  created_at: number;
+  started_at: number | null;
+  approved_at: number | null;
+  finished_at: number | null;
+  redirected_times: Generated<number>;
+  score: number | null;
+}
+
+export interface KycInfosTable {
+  id: Generated<number>;
+  person_id: number;
+  first_name: string;
+  last_name: string;
+  email: string;
+  phone: string;
+  is_phone_verified: number;
+  street: string;
+  city: string;
+  province: string;
+  post_code: string;
+  country: string;
+  /** References to identity documents held by the site's KYC provider; never the images. */
+  photo_id1: string | null;
+  photo_id1_title: string | null;
+  photo_id2: string | null;
+  photo_id2_title: string | null;
+  updated_at: number;
+}
+
+/** A key session: the first use of a key, or its first use after a pause. */
+export interface KeySessionsTable {
+  id: Generated<number>;
+  key_id: number;
+  person_id: number;
+  white_label_site_id: number | null;
+  server: string;
+  ip_address: string;
+  started_at: number;
 }

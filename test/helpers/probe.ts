@@ -5,6 +5,7 @@ import { RateLimiter } from "../../src/http/rate-limit.js";
 import type { Operation, V4Server } from "../../src/http/v4/operation.js";
 import { buildV4Server } from "../../src/http/v4/server.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
+import { KeySessions } from "../../src/services/key-sessions.js";
 import type { TestService } from "./service.js";
 
 /**
@@ -24,5 +25,6 @@ export function probeServer(
     sandbox: false,
     logger: pino({ level: "silent" }),
     operations: [...OPERATIONS, ...extra],
+    sessions: new KeySessions(),
   });
 }

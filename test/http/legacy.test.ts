@@ -4,6 +4,7 @@ import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { type LegacyCommand, LegacyFailure } from "../../src/http/legacy/command.js";
 import { buildLegacyServer } from "../../src/http/legacy/server.js";
+import { KeySessions } from "../../src/services/key-sessions.js";
 import { createKey, revokeKey } from "../../src/services/keys.js";
 import { createPlatform } from "../../src/services/sites.js";
 import { BACKENDS, type Population, populate, startTestService, type TestService } from "../helpers/service.js";
@@ -63,6 +64,7 @@ for (const backend of BACKENDS) {
         runtime: service.app.runtime,
         logger: pino({ level: "silent" }),
         commands: probeCommands,
+        sessions: new KeySessions(),
       });
     });
     after(async () => {

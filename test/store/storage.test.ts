@@ -14,7 +14,7 @@ for (const backend of BACKENDS) {
     after(() => fresh.dispose());
 
     test("migrations apply once and are a no-op afterwards", async () => {
-      assert.deepEqual(await migrateToLatest(fresh.storage), ["0001_platform"]);
+      assert.deepEqual(await migrateToLatest(fresh.storage), ["0001_platform", "0002_people"]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
 

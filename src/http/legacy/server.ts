@@ -1,6 +1,7 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { asPlatformId } from "../../core/ids.js";
+import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
 import type { Runtime } from "../../services/runtime.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
@@ -10,6 +11,7 @@ export interface LegacyDependencies {
   readonly runtime: Runtime;
   readonly logger: Logger;
   readonly commands: readonly LegacyCommand[];
+  readonly sessions: KeySessions;
 }
 
 const KEY_TITLES = {
@@ -43,6 +45,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
         throw new LegacyFailure(KEY_TITLES[authentication.error], "The apikey is not valid for this service");
       }
       const caller = authentication.principal;
+      await deps.sessions.noteUse(deps.runtime, caller, "LEGACY", request.ip);
       let platformId = null;
       if (context === "platform") {
         if (!/^\d{1,15}$/.test(params.platformId ?? "") || caller.platformId !== Number(params.platformId)) {

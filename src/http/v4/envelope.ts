@@ -11,6 +11,7 @@ const STATUS_MESSAGES: Readonly<Record<number, string>> = {
   413: "PayloadTooLarge",
   429: "TooManyRequests",
   500: "InternalServerError",
+  501: "NotImplemented",
 };
 
 export interface Pagination {

@@ -100,6 +100,7 @@ function describeOperation(server: V4Server, operation: Operation) {
       "404": failure,
       "429": failure,
       "500": failure,
+      ...(operation.notAvailableOn?.includes(server) ? { "501": failure } : {}),
     },
   };
 }

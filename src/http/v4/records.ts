@@ -22,31 +22,163 @@ export const AccessKeyRecord = Type.Object(
   { title: "AccessKey" },
 );
 
-export const SiteMemberRecord = Type.Object(
+const siteMemberFields = (title: string) =>
+  Type.Object(
+    {
+      Id: Type.Integer(),
+      Alias: Nullable(Type.String()),
+      FirstName: Type.String(),
+      LastName: Type.String(),
+      Email: Type.String(),
+      Phone: Nullable(Type.String()),
+      Language: Nullable(Type.String()),
+      IsWhiteLabelSiteAdmin: Type.Boolean(),
+      WhiteLabelSiteId: Nullable(Type.Integer()),
+      WhiteLabelPermissions: Type.String({ description: "Admin for site administrators, Member for customers" }),
+      CountryCode: Nullable(Type.String()),
+      DivisionCode: Nullable(Type.String()),
+      Created: DateTime(),
+      LastLoggedIn: Nullable(DateTime()),
+      LastIP: Nullable(Type.String()),
+      IsEmailValidated: Type.Boolean(),
+      IsAlive: Type.Boolean(),
+      IsManager: Type.Boolean(),
+      IsInvestor: Type.Boolean(),
+      GeoSite: Nullable(Type.String()),
+      IsGeoSiteAdmin: Type.Boolean(),
+    },
+    { title },
+  );
+
+export const WhiteLabelSiteMemberRecord = siteMemberFields("WhiteLabelSiteMember");
+export const GeoSiteMemberRecord = siteMemberFields("GeoSiteMember");
+
+export const ClockRecord = Type.Object({ Now: DateTime() }, { title: "ServiceClock" });
+
+export const ApprovedAccountRecord = Type.Object(
+  {
+    PersonId: Type.Integer(),
+    AddedDate: DateTime(),
+    Account: Type.String(),
+    BrokerId: Type.Integer(),
+    ConnectionType: Type.Integer({ description: "0 Autotrade, 1 BrokerTransmit" }),
+    AddedByPersonId: Type.Integer(),
+  },
+  { title: "ApprovedAccount" },
+);
+
+export const PersonRecord = Type.Object(
   {
     Id: Type.Integer(),
     Alias: Nullable(Type.String()),
-    FirstName: Type.String(),
-    LastName: Type.String(),
-    Email: Type.String(),
+    FirstName: Nullable(Type.String()),
+    LastName: Nullable(Type.String()),
+    Email: Nullable(Type.String()),
     Phone: Nullable(Type.String()),
-    Language: Nullable(Type.String()),
-    IsWhiteLabelSiteAdmin: Type.Boolean(),
+    IsPhoneVerified: Nullable(Type.Boolean()),
+    Language: Nullable(Type.String({ description: "ISO 639-3" })),
     WhiteLabelSiteId: Nullable(Type.Integer()),
-    WhiteLabelPermissions: Type.String({ description: "Admin for site administrators, Member for customers" }),
-    CountryCode: Nullable(Type.String()),
-    DivisionCode: Nullable(Type.String()),
+    CountryCode: Nullable(Type.String({ description: "ISO 3166-1 alpha-2" })),
+    DivisionCode: Nullable(Type.String({ description: "ISO 3166-2, e.g. US-CA" })),
     Created: DateTime(),
     LastLoggedIn: Nullable(DateTime()),
     LastIP: Nullable(Type.String()),
-    IsEmailValidated: Type.Boolean(),
+    IsEmailValidated: Nullable(Type.Boolean()),
     IsAlive: Type.Boolean(),
+    ApprovedAccounts: Type.Array(ApprovedAccountRecord),
     IsManager: Type.Boolean(),
     IsInvestor: Type.Boolean(),
     GeoSite: Nullable(Type.String()),
-    IsGeoSiteAdmin: Type.Boolean(),
+    IsGeoSiteAdmin: Nullable(Type.Boolean()),
+    SupportCompanyName: Nullable(Type.String()),
+    SupportSiteURL: Nullable(Type.String()),
+    SupportEmail: Nullable(Type.String()),
+    UserToken: Nullable(
+      Type.String({ description: "The private KYC token; shown to the person's administrators only" }),
+    ),
+    Icon: Type.Optional(Type.String({ description: "Only with IncludeIconInResponse: an image data URI" })),
   },
-  { title: "WhiteLabelSiteMember" },
+  {
+    title: "Person",
+    description: "Private fields are null unless the caller is the person or an administrator of the person's site.",
+  },
 );
 
-export const ClockRecord = Type.Object({ Now: DateTime() }, { title: "ServiceClock" });
+export const AddPersonResponseRecord = Type.Object(
+  {
+    PersonId: Type.Integer(),
+    CSRF: Nullable(Type.String({ description: "Issued by AddProfile only" })),
+    UserToken: Nullable(Type.String({ description: "The person's private KYC token; issued by AddProfile only" })),
+  },
+  { title: "AddPersonResponse" },
+);
+
+export const GeoSiteRecord = Type.Object(
+  {
+    Id: Type.Integer(),
+    GeoSIteId: Type.String({ description: "The geo-site's name: what GeoSite parameters take" }),
+    Domain: Nullable(Type.String()),
+  },
+  { title: "GeoSite" },
+);
+
+export const KycScoreRecord = Type.Object(
+  {
+    Id: Type.Integer(),
+    PersonId: Type.Integer(),
+    Created: DateTime(),
+    Approved: Nullable(DateTime()),
+    Started: Nullable(DateTime()),
+    Finished: Nullable(DateTime()),
+    RedirectedToKYCTimes: Type.Integer(),
+    Score: Nullable(Type.Integer()),
+  },
+  { title: "KYCScore" },
+);
+
+export const KycInfoRecord = Type.Object(
+  {
+    Id: Type.Integer(),
+    PersonId: Type.Integer(),
+    FirstName: Type.String(),
+    LastName: Type.String(),
+    Email: Type.String(),
+    Phone: Type.String(),
+    IsPhoneVerified: Type.Boolean(),
+    Street: Type.String(),
+    City: Type.String(),
+    Province: Type.String(),
+    PostCode: Type.String(),
+    Country: Type.String(),
+    PhotoId1: Nullable(Type.String({ description: "Reference to a document held by the site's KYC provider" })),
+    PhotoId1Title: Nullable(Type.String()),
+    PhotoId2: Nullable(Type.String()),
+    PhotoId2Title: Nullable(Type.String()),
+    WhiteLabelSiteId: Nullable(Type.Integer()),
+    GeoSite: Nullable(Type.String()),
+    SiteURL: Nullable(Type.String()),
+  },
+  { title: "KYCInfo" },
+);
+
+export const InstrumentationExportRecord = Type.Object(
+  {
+    WhiteLabelSiteId: Type.Integer(),
+    StartDate: DateTime(),
+    EndDate: DateTime(),
+    SessionEvents: Type.Array(
+      Type.Object({
+        EventType: Type.String({ description: "KeySession: a key's first use, or first use after 30 minutes" }),
+        PersonId: Type.Integer(),
+        AccessKeyId: Type.Integer(),
+        Server: Type.String(),
+        IPAddress: Type.String(),
+        EventDate: DateTime(),
+      }),
+    ),
+    Subscriptions: Type.Array(Type.Unknown()),
+    AutotradeAccountStability: Type.Array(Type.Unknown()),
+    Executions: Type.Array(Type.Unknown()),
+  },
+  { title: "WlInstrumentationExport" },
+);

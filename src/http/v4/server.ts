@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from "pino";
 import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
+import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
 import type { Runtime } from "../../services/runtime.js";
 import { MAX_PAGE_SIZE, type PageRequest } from "../../store/page.js";
@@ -25,6 +26,7 @@ export interface V4Dependencies {
   readonly sandbox: boolean;
   readonly logger: Logger;
   readonly operations: readonly Operation[];
+  readonly sessions: KeySessions;
 }
 
 declare module "fastify" {
@@ -51,6 +53,9 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
     if (presented !== undefined) {
       request.presentedKey = presented;
       request.authentication = await authenticate(deps.runtime, presented);
+      if (request.authentication.ok) {
+        await deps.sessions.noteUse(deps.runtime, request.authentication.principal, server, request.ip);
+      }
     }
     const bucket = request.authentication?.ok ? `key:${request.authentication.principal.keyId}` : `ip:${request.ip}`;
     const decision = deps.limiter.consume(bucket);
@@ -107,6 +112,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
   const schema: TObject = operation.inputOn?.[server] ?? operation.input;
   const reader = compileInput<Record<string, unknown>>(operation.paginated ? paginationInput(schema) : schema, source);
   const bareBoolean = operation.bareBooleanOn?.includes(server) ?? false;
+  const notAvailable = operation.notAvailableOn?.includes(server) ?? false;
   const hiddenFields = Object.entries(operation.fieldServers ?? {})
     .filter(([, servers]) => !servers.includes(server))
     .map(([field]) => field);
@@ -119,6 +125,12 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
       if (!authentication) return sendFailure(reply, refuse("KeyRequired"));
       if (!authentication.ok) return sendFailure(reply, refuse(authentication.error));
       const caller = authentication.principal;
+      if (notAvailable) {
+        return sendFailure(
+          reply,
+          refuse("NotAvailable", { message: `${operation.id} is not available on the ${server} server` }),
+        );
+      }
       if (!permits(operation.permission, caller)) {
         return sendFailure(reply, refuse("Forbidden", { message: `${operation.id} is not allowed for this key` }));
       }

@@ -1,6 +1,17 @@
 import type { Operation } from "./operation.js";
 import { generalOperations } from "./operations/general.js";
+import { instrumentationOperations } from "./operations/instrumentation.js";
+import { kycOperations } from "./operations/kyc.js";
+import { profileOperations } from "./operations/profiles.js";
 import { sandboxOperations } from "./operations/sandbox.js";
+import { siteOperations } from "./operations/sites.js";
 
 /** Every v4 operation. The three servers, their OpenAPI documents and the permission tests come from here. */
-export const OPERATIONS: readonly Operation[] = [...generalOperations, ...sandboxOperations];
+export const OPERATIONS: readonly Operation[] = [
+  ...generalOperations,
+  ...profileOperations,
+  ...siteOperations,
+  ...kycOperations,
+  ...instrumentationOperations,
+  ...sandboxOperations,
+];

@@ -1,9 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import { anyCaller, onlyRoles, ROLE_NAMES } from "../../../core/access.js";
-import { listWhiteLabelSiteMembers } from "../../../services/site-members.js";
+import { anyCaller, ROLE_NAMES } from "../../../core/access.js";
 import { defineOperation } from "../operation.js";
-import { AccessKeyRecord, SiteMemberRecord } from "../records.js";
-import { Id } from "../schemas.js";
+import { AccessKeyRecord } from "../records.js";
 
 /** Operations under /General (API.md 4.4). */
 export const generalOperations = [
@@ -51,49 +49,6 @@ export const generalOperations = [
           Comment: caller.comment,
         },
       ];
-    },
-  }),
-  defineOperation({
-    id: "GetWhiteLabelSiteUsers",
-    method: "GET",
-    path: "/General/GetWhiteLabelSiteUsers",
-    servers: ["WL", "GEO"],
-    summary:
-      "Members of a white-label site. Admins and white-label admins only; the site is the caller's own unless a service admin names one.",
-    input: Type.Object({ WhiteLabelSiteId: Type.Optional(Id()) }),
-    inputOn: { GEO: Type.Object({ WhiteLabelSiteId: Id() }) },
-    result: SiteMemberRecord,
-    permission: onlyRoles("admin", "whitelabel-admin"),
-    paginated: true,
-    handler: async (ctx, input, page) => {
-      const result = await listWhiteLabelSiteMembers(ctx, input.WhiteLabelSiteId, page);
-      return {
-        ...result,
-        items: result.items.map((m) => ({
-          Id: m.id,
-          Alias: m.alias,
-          FirstName: m.firstName,
-          LastName: m.lastName,
-          Email: m.email,
-          Phone: m.phone,
-          Language: m.language,
-          IsWhiteLabelSiteAdmin: m.isWhiteLabelSiteAdmin,
-          WhiteLabelSiteId: m.whiteLabelSiteId,
-          WhiteLabelPermissions: m.isWhiteLabelSiteAdmin ? "Admin" : "Member",
-          CountryCode: m.countryCode,
-          DivisionCode: m.divisionCode,
-          Created: m.created,
-          LastLoggedIn: m.lastLoggedIn,
-          LastIP: m.lastIp,
-          IsEmailValidated: m.isEmailValidated,
-          IsAlive: m.isAlive,
-          // Strategies and subscriptions arrive in later issues; until then nobody manages or invests.
-          IsManager: false,
-          IsInvestor: false,
-          GeoSite: m.geoSiteName,
-          IsGeoSiteAdmin: m.isGeoSiteAdmin,
-        })),
-      };
     },
   }),
 ];

@@ -1,0 +1,83 @@
+import { isServiceAdmin, whiteLabelScope } from "../core/access.js";
+import { refuse } from "../core/errors.js";
+import { asSiteId } from "../core/ids.js";
+import type { RequestContext } from "./runtime.js";
+
+/** The longest window one export covers. */
+export const MAX_EXPORT_DAYS = 93;
+
+export interface SessionEvent {
+  readonly personId: number;
+  readonly accessKeyId: number;
+  readonly server: string;
+  readonly ipAddress: string;
+  readonly eventDate: Date;
+}
+
+export interface InstrumentationExport {
+  readonly whiteLabelSiteId: number;
+  readonly startDate: Date;
+  readonly endDate: Date;
+  readonly sessionEvents: readonly SessionEvent[];
+  /** Filled once subscriptions exist (a later issue). */
+  readonly subscriptions: readonly unknown[];
+  /** Filled once autotrade accounts exist (a later issue). */
+  readonly autotradeAccountStability: readonly unknown[];
+  /** Filled once autotrade executions exist (a later issue). */
+  readonly executions: readonly unknown[];
+}
+
+/**
+ * What happened on a white-label site in [start, end): its customers' key
+ * sessions (the sign-in handshakes), subscriptions, autotrade account
+ * stability and executions.
+ */
+export async function instrumentationExport(
+  ctx: RequestContext,
+  requestedSiteId: number | undefined,
+  start: Date,
+  end: Date,
+): Promise<InstrumentationExport> {
+  const scope = whiteLabelScope(ctx.caller, requestedSiteId === undefined ? undefined : asSiteId(requestedSiteId));
+  if (!scope.ok) {
+    if (requestedSiteId === undefined && isServiceAdmin(ctx.caller)) {
+      throw refuse("MissingValue", { field: "WhiteLabelSiteId", message: "WhiteLabelSiteId is required" });
+    }
+    throw refuse("Forbidden", { field: "WhiteLabelSiteId", message: "Not an administrator of that site" });
+  }
+  if (end.getTime() <= start.getTime()) {
+    throw refuse("InvalidValue", { field: "EndDate", message: "EndDate must be after StartDate" });
+  }
+  if (end.getTime() - start.getTime() > MAX_EXPORT_DAYS * 86_400_000) {
+    throw refuse("InvalidValue", { field: "EndDate", message: `One export covers at most ${MAX_EXPORT_DAYS} days` });
+  }
+  const db = ctx.storage.db;
+  const site = await db.selectFrom("sites").select("kind").where("id", "=", scope.siteId).executeTakeFirst();
+  if (site?.kind !== "whitelabel") {
+    throw refuse("NotFound", { field: "WhiteLabelSiteId", message: `No white-label site ${scope.siteId}` });
+  }
+  const sessions = await db
+    .selectFrom("key_sessions")
+    .select(["person_id", "key_id", "server", "ip_address", "started_at"])
+    .where("white_label_site_id", "=", scope.siteId)
+    .where("started_at", ">=", start.getTime())
+    .where("started_at", "<", end.getTime())
+    .orderBy("started_at")
+    .orderBy("id")
+    .execute();
+  return {
+    whiteLabelSiteId: scope.siteId,
+    startDate: start,
+    endDate: end,
+    sessionEvents: sessions.map((s) => ({
+      personId: s.person_id,
+      accessKeyId: s.key_id,
+      server: s.server,
+      ipAddress: s.ip_address,
+      eventDate: new Date(s.started_at),
+    })),
+    subscriptions: [],
+    autotradeAccountStability: [],
+    executions: [],
+  };
+}
