@@ -26,8 +26,17 @@ export const COMMANDS: readonly CliCommand[] = [
   {
     noun: "site",
     verb: "create",
-    synopsis: "site create --kind whitelabel|geo --name NAME [--domain D] [--geo GEO_SITE_ID]",
-    options: { kind: str, name: str, domain: str, geo: str },
+    synopsis:
+      "site create --kind whitelabel|geo --name NAME [--domain D] [--geo GEO_SITE_ID] [--support-company C] [--support-url U] [--support-email E]",
+    options: {
+      kind: str,
+      name: str,
+      domain: str,
+      geo: str,
+      "support-company": str,
+      "support-url": str,
+      "support-email": str,
+    },
     async run(runtime, o) {
       const kind = required(o, "kind");
       if (kind !== "whitelabel" && kind !== "geo") throw new UsageError("--kind is whitelabel or geo");
@@ -36,6 +45,9 @@ export const COMMANDS: readonly CliCommand[] = [
         name: required(o, "name"),
         domain: o.domain,
         geoSiteId: optionalId(o, "geo"),
+        supportCompanyName: o["support-company"],
+        supportSiteUrl: o["support-url"],
+        supportEmail: o["support-email"],
       });
       return { json: { Id: site.id }, text: `Created ${kind} site ${site.id}` };
     },

@@ -1,4 +1,5 @@
 import { refuse } from "../core/errors.js";
+import { checkEmail } from "../core/profile.js";
 import type { SiteKind } from "../store/schema.js";
 import { transaction } from "../store/transaction.js";
 import type { Runtime } from "./runtime.js";
@@ -9,6 +10,19 @@ export interface NewSite {
   readonly domain?: string | undefined;
   /** For a white-label site: the geo-site it belongs to. */
   readonly geoSiteId?: number | undefined;
+  /** The site's support contacts, shown to its members in their profiles. */
+  readonly supportCompanyName?: string | undefined;
+  readonly supportSiteUrl?: string | undefined;
+  readonly supportEmail?: string | undefined;
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.protocol === "https:" || url.protocol === "http:";
+  } catch {
+    return false;
+  }
 }
 
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
@@ -20,6 +34,18 @@ export async function createSite(runtime: Runtime, input: NewSite): Promise<{ re
   }
   if (input.domain !== undefined && !DOMAIN.test(input.domain)) {
     throw refuse("InvalidValue", { field: "Domain", message: `Not a domain name: ${input.domain}` });
+  }
+  if (input.supportSiteUrl !== undefined && !isHttpUrl(input.supportSiteUrl)) {
+    throw refuse("InvalidValue", { field: "SupportSiteURL", message: `Not an http(s) URL: ${input.supportSiteUrl}` });
+  }
+  if (input.supportEmail !== undefined && !checkEmail(input.supportEmail).ok) {
+    throw refuse("InvalidValue", { field: "SupportEmail", message: `Not an email address: ${input.supportEmail}` });
+  }
+  if (input.supportCompanyName !== undefined && input.supportCompanyName.trim().length > 100) {
+    throw refuse("InvalidValue", {
+      field: "SupportCompanyName",
+      message: "SupportCompanyName must be at most 100 characters",
+    });
   }
   if (input.geoSiteId !== undefined && input.kind !== "whitelabel") {
     throw refuse("InvalidValue", { field: "GeoSiteId", message: "Only a white-label site belongs to a geo-site" });
@@ -39,6 +65,9 @@ export async function createSite(runtime: Runtime, input: NewSite): Promise<{ re
         domain: input.domain?.toLowerCase() ?? null,
         geo_site_id: input.geoSiteId ?? null,
         created_at: runtime.clock.nowMs(),
+        support_company_name: input.supportCompanyName?.trim() ?? null,
+        support_site_url: input.supportSiteUrl ?? null,
+        support_email: input.supportEmail?.trim().toLowerCase() ?? null,
       })
       .returning("id")
       .executeTakeFirstOrThrow();
