@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import type { Role } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { fold } from "../core/search.js";
@@ -69,6 +70,7 @@ export async function createPerson(runtime: Runtime, input: NewPerson): Promise<
         role: input.role,
         white_label_site_id: whiteLabelSiteId,
         geo_site_id: geoSiteId,
+        user_token: newUserToken(),
         created_at: runtime.clock.nowMs(),
       })
       .returning("id")
@@ -76,3 +78,6 @@ export async function createPerson(runtime: Runtime, input: NewPerson): Promise<
     return { personId: row.id };
   });
 }
+
+/** The private per-person token KYC operations name a person by. */
+export const newUserToken = (): string => randomBytes(24).toString("base64url");

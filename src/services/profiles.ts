@@ -18,6 +18,7 @@ import {
 import { fold } from "../core/search.js";
 import { type Tx, transaction } from "../store/transaction.js";
 import { hashPassword } from "./passwords.js";
+import { newUserToken } from "./people.js";
 import { memberOf, type PersonView, personsWithSites, viewPerson } from "./person-view.js";
 import type { RequestContext } from "./runtime.js";
 import { findGeoSite, findSite } from "./sites-lookup.js";
@@ -96,7 +97,7 @@ export async function addProfile(ctx: RequestContext, input: NewProfile): Promis
   // Hashing takes tens of milliseconds: done before the transaction, never inside it.
   const passwordHash = await hashPassword(password as string);
   const csrf = randomBytes(24).toString("base64url");
-  const userToken = randomBytes(24).toString("base64url");
+  const userToken = newUserToken();
   return transaction(ctx.storage, async (tx) => {
     const site = await signupSite(tx, ctx.caller, input.whiteLabelSiteId, input.geoSite);
     const taken = await tx

@@ -145,6 +145,8 @@ export interface Population {
   readonly geo: number;
   readonly keys: Readonly<Record<PopulationRole, string>>;
   readonly people: Readonly<Record<PopulationRole, number>>;
+  /** Each person's private KYC token. */
+  readonly userTokens: Readonly<Record<PopulationRole, string>>;
 }
 
 export type PopulationRole = "admin" | "wlAdminA" | "wlAdminB" | "geoAdmin" | "personA" | "personB" | "expired";
@@ -181,5 +183,14 @@ export async function populate(service: TestService): Promise<Population> {
     keys[name] = (await createKey(runtime, { personId, expiresAt })).accessKey;
     people[name] = personId;
   }
-  return { siteA, siteB, geo, keys, people };
+  const userTokens = {} as Record<PopulationRole, string>;
+  for (const [name, personId] of Object.entries(people) as [PopulationRole, number][]) {
+    const row = await service.storage.db
+      .selectFrom("persons")
+      .select("user_token")
+      .where("id", "=", personId)
+      .executeTakeFirstOrThrow();
+    userTokens[name] = row.user_token as string;
+  }
+  return { siteA, siteB, geo, keys, people, userTokens };
 }

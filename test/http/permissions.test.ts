@@ -28,6 +28,44 @@ interface Case {
 
 const everyoneWithAValidKey = (who: PopulationRole) => (who === "expired" ? 401 : 200);
 const adminsOnly = (who: PopulationRole) => (who === "expired" ? 401 : who === "admin" ? 200 : 403);
+/** Only these callers succeed; every other valid key gets 403. */
+const only =
+  (...allowed: PopulationRole[]) =>
+  (who: PopulationRole) =>
+    who === "expired" ? 401 : allowed.includes(who) ? 200 : 403;
+/** The administrators of person A (site A lies in the geo-site) and of person B (site B). */
+const administratorsOfA = only("admin", "wlAdminA", "geoAdmin");
+const administratorsOfB = only("admin", "wlAdminB");
+
+let signups = 0;
+const newCustomer = (extra: Record<string, unknown> = {}) => {
+  signups += 1;
+  return {
+    FirstName: "Matrix",
+    LastName: `Signup${signups}`,
+    ScreenName: `matrix signup ${signups}`,
+    Email: `matrix-signup-${signups}@example.org`,
+    Password: "correct horse battery",
+    Language: "eng",
+    CountryCode: "US",
+    DivisionCode: "NY",
+    ...extra,
+  };
+};
+
+const kycSubmission = (userToken: string) => ({
+  UserToken: userToken,
+  FirstName: "Kay",
+  LastName: "Whysee",
+  Email: "kyc@example.net",
+  Phone: "+14155552671",
+  IsPhoneVerified: true,
+  Street: "1 Main St",
+  City: "Springfield",
+  Province: "IL",
+  PostCode: "62701",
+  Country: "US",
+});
 
 const CASES: Readonly<Record<string, readonly Case[]>> = {
   Hello: [{ name: "greeting", request: () => ({ body: { Name: "Matrix" } }), expect: everyoneWithAValidKey }],
@@ -54,11 +92,130 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
       },
     },
   ],
+  AddProfile: [
+    {
+      name: "on the caller's own site",
+      request: () => ({ body: newCustomer() }),
+      expect: only("admin", "wlAdminA", "wlAdminB", "geoAdmin"),
+    },
+    {
+      name: "on site A",
+      request: (p) => ({ body: newCustomer({ WhiteLabelSiteId: p.siteA, IPAddress: "203.0.113.7" }) }),
+      expect: administratorsOfA,
+    },
+    {
+      name: "on site B",
+      request: (p) => ({ body: newCustomer({ WhiteLabelSiteId: p.siteB, IPAddress: "203.0.113.8" }) }),
+      expect: administratorsOfB,
+    },
+  ],
+  UpdateProfile: [
+    {
+      name: "person A",
+      request: (p) => ({ body: { PersonId: p.people.personA, City: "Springfield" } }),
+      expect: (who, server) =>
+        who === "expired"
+          ? 401
+          : server !== "GEN"
+            ? 501
+            : ["admin", "wlAdminA", "geoAdmin", "personA"].includes(who)
+              ? 200
+              : 403,
+    },
+    {
+      name: "person B",
+      request: (p) => ({ body: { PersonId: p.people.personB, City: "Shelbyville" } }),
+      expect: (who, server) =>
+        who === "expired" ? 401 : server !== "GEN" ? 501 : ["admin", "wlAdminB", "personB"].includes(who) ? 200 : 403,
+    },
+  ],
+  GetProfile: [
+    {
+      name: "person A",
+      request: (p) => ({ query: { PersonId: String(p.people.personA) } }),
+      expect: everyoneWithAValidKey,
+    },
+    {
+      name: "person B",
+      request: (p) => ({ query: { PersonId: String(p.people.personB) } }),
+      expect: everyoneWithAValidKey,
+    },
+  ],
+  SearchProfiles: [
+    { name: "everyone in scope", request: () => ({}), expect: only("admin", "wlAdminA", "wlAdminB", "geoAdmin") },
+    {
+      name: "site B",
+      request: (p) => ({ query: { WhiteLabelSiteId: String(p.siteB) } }),
+      expect: administratorsOfB,
+    },
+  ],
+  GetGeoSiteUsers: [
+    { name: "the geo-site", request: () => ({ query: { GeoSite: "Geo Europe" } }), expect: only("admin", "geoAdmin") },
+  ],
+  GetGeoSites: [{ name: "all", request: () => ({}), expect: everyoneWithAValidKey }],
+  GetPhoneAlreadyExists: [
+    {
+      name: "a number",
+      request: () => ({ query: { Phone: "+14155552671" } }),
+      expect: only("admin", "wlAdminA", "wlAdminB", "geoAdmin"),
+    },
+  ],
+  GetKYCScore: [
+    {
+      name: "person A",
+      request: (p) => ({ query: { PersonId: String(p.people.personA), UserToken: p.userTokens.personA } }),
+      expect: administratorsOfA,
+    },
+    {
+      name: "person B",
+      request: (p) => ({ query: { PersonId: String(p.people.personB), UserToken: p.userTokens.personB } }),
+      expect: administratorsOfB,
+    },
+  ],
+  UpdateKYCScore: [
+    {
+      name: "person A",
+      request: (p) => ({ body: { UserToken: p.userTokens.personA, Score: 70 } }),
+      expect: administratorsOfA,
+    },
+    {
+      name: "person B",
+      request: (p) => ({ body: { UserToken: p.userTokens.personB, Score: 40 } }),
+      expect: administratorsOfB,
+    },
+  ],
+  GetKYCInfo: [
+    { name: "person A", request: (p) => ({ query: { UserToken: p.userTokens.personA } }), expect: administratorsOfA },
+    { name: "person B", request: (p) => ({ query: { UserToken: p.userTokens.personB } }), expect: administratorsOfB },
+  ],
+  AddKYCInfo: [
+    { name: "person A", request: (p) => ({ body: kycSubmission(p.userTokens.personA) }), expect: administratorsOfA },
+    { name: "person B", request: (p) => ({ body: kycSubmission(p.userTokens.personB) }), expect: administratorsOfB },
+  ],
+  GetWlInstrumentationExport: [
+    {
+      name: "the caller's own site",
+      request: () => ({ query: { StartDate: "2026-01-01T00:00:00Z", EndDate: "2026-03-01T00:00:00Z" } }),
+      expect: (who) =>
+        who === "expired" ? 401 : who === "admin" ? 400 : who === "wlAdminA" || who === "wlAdminB" ? 200 : 403,
+    },
+    {
+      name: "site A",
+      request: (p) => ({
+        query: {
+          StartDate: "2026-01-01T00:00:00Z",
+          EndDate: "2026-03-01T00:00:00Z",
+          WhiteLabelSiteId: String(p.siteA),
+        },
+      }),
+      expect: only("admin", "wlAdminA"),
+    },
+  ],
   SetClock: [{ name: "future", request: () => ({ body: { Now: "2031-01-01T00:00:00Z" } }), expect: adminsOnly }],
   AdvanceClock: [{ name: "no move", request: () => ({ body: { Seconds: 0 } }), expect: adminsOnly }],
 };
 
-/** The emails each caller may see: its own, and those of the people it administers. */
+/** The private data each caller may see: its own, and that of the people it administers. */
 const VISIBLE: Readonly<Record<PopulationRole, readonly PopulationRole[]>> = {
   admin: ROLES,
   wlAdminA: ["wlAdminA", "personA"],
@@ -95,6 +252,11 @@ for (const backend of BACKENDS) {
               for (const other of ROLES) {
                 if (VISIBLE[who].includes(other)) continue;
                 assert.equal(r.text.includes(`"${other.toLowerCase()}@example.com"`), false, `${label} leaks ${other}`);
+                assert.equal(
+                  r.text.includes(population.userTokens[other]),
+                  false,
+                  `${label} leaks ${other}'s UserToken`,
+                );
               }
             }
           }

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { type Kysely, type Migration, sql } from "kysely";
 import type { Backend } from "../storage.js";
 import { withId } from "./helpers.js";
