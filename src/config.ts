@@ -6,6 +6,8 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly bootstrapAdminKey: string | undefined;
   readonly sandbox: boolean;
+  /** Fill an empty database with demo data at start. */
+  readonly demo: boolean;
   readonly rateLimit: RateLimitConfig;
   readonly logLevel: string;
 }
@@ -31,6 +33,7 @@ export function readConfig(env: Env): Config {
     databaseUrl: env.DATABASE_URL || undefined,
     bootstrapAdminKey: env.BOOTSTRAP_ADMIN_KEY || undefined,
     sandbox: env.SANDBOX === undefined || env.SANDBOX === "" ? env.NODE_ENV !== "production" : flag(env, "SANDBOX"),
+    demo: env.DEMO !== undefined && env.DEMO !== "" && flag(env, "DEMO"),
     rateLimit: {
       max: positiveInt(env, "RATE_LIMIT_MAX", 600),
       windowSeconds: positiveInt(env, "RATE_LIMIT_WINDOW_SECONDS", 60),

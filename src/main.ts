@@ -1,6 +1,7 @@
 import pino from "pino";
 import { createApp, type ServerName } from "./app.js";
 import { readConfig } from "./config.js";
+import { describeDemo, seedDemo } from "./services/demo.js";
 import { openStorage } from "./store/storage.js";
 
 /** `npm start`: the four servers on embedded storage (or PostgreSQL with DATABASE_URL). */
@@ -21,6 +22,12 @@ if (app.bootstrap.kind === "created" && config.bootstrapAdminKey === undefined) 
   process.stdout.write(
     `\nA service administrator was created (person ${app.bootstrap.personId}). Its access key, shown only now:\n\n  ${app.bootstrap.accessKey}\n\n`,
   );
+}
+
+if (config.demo) {
+  const outcome = await seedDemo(app.runtime);
+  if (outcome.kind === "created") process.stdout.write(`\n${describeDemo(outcome)}\n`);
+  else logger.info({ reason: outcome.reason }, "demo data skipped");
 }
 
 const ports: Record<ServerName, number> = config.ports;

@@ -1,4 +1,6 @@
 import { ROLES, type Role } from "../core/access.js";
+import { Refusal } from "../core/errors.js";
+import { describeDemo, seedDemo } from "../services/demo.js";
 import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
 import type { Runtime } from "../services/runtime.js";
@@ -9,7 +11,8 @@ type OptionSpec = Record<string, { type: "string" }>;
 
 export interface CliCommand {
   readonly noun: string;
-  readonly verb: string;
+  /** Absent for one-word commands (demo). */
+  readonly verb?: string;
   readonly synopsis: string;
   readonly options: OptionSpec;
   readonly run: (
@@ -154,6 +157,28 @@ export const COMMANDS: readonly CliCommand[] = [
       return {
         json: { Id: id, RevokedDate: revoked.revokedAt.toISOString() },
         text: `Key ${id} revoked at ${revoked.revokedAt.toISOString()}`,
+      };
+    },
+  },
+  {
+    noun: "demo",
+    synopsis: "demo   (fills an empty database with demo sites, people and keys)",
+    options: {},
+    async run(runtime) {
+      const outcome = await seedDemo(runtime);
+      if (outcome.kind === "skipped") throw new Refusal([{ name: "AlreadyExists", message: describeDemo(outcome) }]);
+      return {
+        json: {
+          Sites: outcome.sites.map((site) => ({ Id: site.id, Kind: site.kind, Name: site.name })),
+          People: outcome.people.map((p) => ({
+            PersonId: p.personId,
+            Role: p.role,
+            Email: p.email,
+            SiteId: p.siteId,
+            AccessKey: p.accessKey,
+          })),
+        },
+        text: describeDemo(outcome),
       };
     },
   },

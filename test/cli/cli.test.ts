@@ -1,81 +1,12 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { hashKey } from "../../src/core/keys.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
+import { assertPositiveInt, assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import { BACKENDS, startTestService, type TestService } from "../helpers/service.js";
 
 /** The operator CLI as operators run it: a separate process on the same storage as the service. */
-
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI_TIMEOUT_MS = 30_000;
-
-interface CliRun {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** The environment of the test process, pointed at the given storage and nothing else. */
-function childEnv(storageEnv: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env };
-  for (const name of ["DATABASE_URL", "PGOPTIONS", "DATA_DIR", "BOOTSTRAP_ADMIN_KEY", "NODE_TEST_CONTEXT"]) {
-    delete env[name];
-  }
-  return { ...env, ...storageEnv };
-}
-
-function runCli(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<CliRun> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
-      cwd: ROOT,
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.setEncoding("utf8").on("data", (chunk: string) => {
-      stdout += chunk;
-    });
-    child.stderr.setEncoding("utf8").on("data", (chunk: string) => {
-      stderr += chunk;
-    });
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      reject(new Error(`cli ${args.join(" ")} did not finish within ${CLI_TIMEOUT_MS} ms`));
-    }, CLI_TIMEOUT_MS);
-    child.on("error", (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    child.on("close", (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
-/** The single JSON object a --json run prints on stdout (asserting it is exactly one line). */
-// biome-ignore lint/suspicious/noExplicitAny: tests read arbitrary JSON answers
-function onlyJson(run: CliRun): any {
-  const lines = run.stdout.split("\n").filter((line) => line !== "");
-  assert.equal(lines.length, 1, `expected one line of JSON on stdout, got: ${run.stdout}\nstderr: ${run.stderr}`);
-  const value = JSON.parse(lines[0] as string);
-  assert.equal(typeof value, "object");
-  assert.notEqual(value, null);
-  assert.ok(!Array.isArray(value));
-  return value;
-}
-
-function assertSucceeded(run: CliRun): void {
-  assert.equal(run.code, 0, `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
-}
-
-function assertPositiveInt(value: unknown, what: string): asserts value is number {
-  assert.ok(Number.isInteger(value) && (value as number) > 0, `${what} is not a positive integer: ${value}`);
-}
 
 function isJson(text: string): boolean {
   try {

@@ -61,6 +61,8 @@ export interface TestServiceOptions {
   readonly rateLimit?: RateLimitConfig;
   /** The machine time the service sees; defaults to the real one. */
   readonly systemNow?: () => number;
+  /** Storage to run on (disposed with the service); a fresh one by default. */
+  readonly storage?: TestStorage;
 }
 
 export interface CallOptions {
@@ -91,7 +93,7 @@ export interface TestService {
 
 /** The whole service on a fresh database, its servers answering through inject(). */
 export async function startTestService(backend: Backend, options: TestServiceOptions = {}): Promise<TestService> {
-  const fresh = await freshStorage(backend);
+  const fresh = options.storage ?? (await freshStorage(backend));
   const app = await createApp({
     storage: fresh.storage,
     logger: pino({ level: "silent" }),

@@ -471,6 +471,25 @@ describe("the migrate command", () => {
   });
 });
 
+describe("DEMO=1", () => {
+  test("fills an empty database and prints keys that work; a second start skips it", async () => {
+    const server = await startServer({ env: { DEMO: "1" } });
+    const out = server.stdout();
+    assert.match(out, /Demo data created/);
+    const line = out.split("\n").find((l) => l.includes("admin@alpine.demo.example"));
+    const key = line?.trim().split(/\s+/).at(-1) as string;
+    const members = await send(server.ports.WL, "GET", "/General/GetWhiteLabelSiteUsers", { key });
+    assert.equal(members.status, 200, members.text);
+    assert.ok(members.json.Results.some((m: { Alias: string | null }) => m.Alias === "anna.m"));
+    assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
+
+    const again = await startServer({ dataDir: server.dataDir, env: { DEMO: "1" } });
+    assert.doesNotMatch(again.stdout(), /Demo data created/);
+    assert.ok(jsonLines(again.stdout()).some((log) => log.msg === "demo data skipped"));
+    assert.deepEqual(await again.stop("SIGTERM"), { code: 0, signal: null });
+  });
+});
+
 if (process.env.DATABASE_URL) {
   describe("on PostgreSQL (DATABASE_URL)", () => {
     test("the service migrates a fresh schema, answers with the chosen key, and stops cleanly", async () => {

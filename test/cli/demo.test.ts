@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { BACKENDS, freshStorage, startTestService, type TestService, type TestStorage } from "../helpers/service.js";
+
+/** `npm run cli -- demo`: an empty database filled so every operation can be called at once. */
+for (const backend of BACKENDS) {
+  describe(`demo data (${backend})`, () => {
+    let fresh: TestStorage;
+    let service: TestService;
+    // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON answer
+    let demo: any;
+
+    before(async () => {
+      fresh = await freshStorage(backend);
+      const run = await runCli(childEnv(fresh.env), ["demo", "--json"]);
+      assertSucceeded(run);
+      demo = onlyJson(run);
+      service = await startTestService(backend, { storage: fresh });
+    });
+    after(async () => {
+      await service?.close();
+    });
+
+    const keyOf = (email: string): string => demo.People.find((p: { Email: string }) => p.Email === email).AccessKey;
+
+    test("creates a geo-site, two white-label sites, their administrators and customers, each with a key", () => {
+      assert.deepEqual(
+        demo.Sites.map((s: { Kind: string; Name: string }) => [s.Kind, s.Name]),
+        [
+          ["geo", "Demo Europe"],
+          ["whitelabel", "Alpine Brokerage"],
+          ["whitelabel", "Harbor Trading"],
+        ],
+      );
+      const roles = demo.People.map((p: { Role: string }) => p.Role).sort();
+      assert.deepEqual(roles, [
+        "admin",
+        "geo-admin",
+        "person",
+        "person",
+        "person",
+        "person",
+        "person",
+        "whitelabel-admin",
+        "whitelabel-admin",
+      ]);
+    });
+
+    test("every printed key works and belongs to its person", async () => {
+      for (const person of demo.People) {
+        const r = await service.call("GEN", "GET", "/General/GetAccessKey", { key: person.AccessKey });
+        assert.equal(r.status, 200, r.text);
+        assert.equal(r.json.Results[0].PersonId, person.PersonId);
+        assert.equal(r.json.Results[0].Email, person.Email);
+      }
+    });
+
+    test("the administrators see their customers, with profiles and KYC data to read", async () => {
+      const alpine = await service.call("WL", "GET", "/General/GetWhiteLabelSiteUsers", {
+        key: keyOf("admin@alpine.demo.example"),
+      });
+      assert.equal(alpine.status, 200);
+      const aliases = alpine.json.Results.map((m: { Alias: string | null }) => m.Alias).filter(Boolean);
+      assert.deepEqual(aliases.sort(), ["anna.m", "luca_trades"]);
+      const geo = await service.call("GEO", "GET", "/General/GetGeoSiteUsers", {
+        key: keyOf("admin@eu.demo.example"),
+        query: { GeoSite: "Demo Europe" },
+      });
+      const geoEmails = geo.json.Results.map((m: { Email: string }) => m.Email);
+      assert.ok(geoEmails.includes("annam@mail.demo.example") && geoEmails.includes("sophiem@mail.demo.example"));
+      assert.ok(!geoEmails.includes("jcarter@mail.demo.example"), "Harbor lies outside the geo-site");
+
+      const search = await service.call("GEN", "GET", "/General/SearchProfiles", {
+        key: keyOf("admin@alpine.demo.example"),
+        query: { LastName: "müll" },
+      });
+      assert.equal(search.json.Results.length, 1);
+      const token = search.json.Results[0].UserToken;
+      const kyc = await service.call("WL", "GET", "/General/GetKYCInfo", {
+        key: keyOf("admin@alpine.demo.example"),
+        query: { UserToken: token },
+      });
+      assert.equal(kyc.status, 200);
+      assert.equal(kyc.json.Results[0].PhotoId1Title, "Passport");
+    });
+
+    test("a second run refuses to touch a database that holds data", async () => {
+      const again = await runCli(childEnv(fresh.env), ["demo", "--json"]);
+      assert.equal(again.code, 1);
+      assert.match(onlyJson(again).Error.Message, /empty one only/);
+    });
+  });
+}
