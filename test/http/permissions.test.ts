@@ -185,6 +185,12 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     },
   ],
   GetKYCInfo: [
+    {
+      name: "an unknown token",
+      request: () => ({ query: { UserToken: "no-such-token" } }),
+      expect: (who) =>
+        who === "expired" ? 401 : ["admin", "wlAdminA", "wlAdminB", "geoAdmin"].includes(who) ? 404 : 403,
+    },
     { name: "person A", request: (p) => ({ query: { UserToken: p.userTokens.personA } }), expect: administratorsOfA },
     { name: "person B", request: (p) => ({ query: { UserToken: p.userTokens.personB } }), expect: administratorsOfB },
   ],
