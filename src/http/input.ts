@@ -10,8 +10,25 @@ import type { ErrorEntry } from "../core/errors.js";
  * the operation's schema, then validated by it.
  */
 
-const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
-FormatRegistry.Set("date-time", (value) => ISO_DATE_TIME.test(value) && !Number.isNaN(Date.parse(value)));
+const ISO_DATE_TIME = /^(\d{4}-\d{2}-\d{2})([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+
+/**
+ * An ISO 8601 date-time as a UTC instant, or null. Without an offset it is
+ * UTC (Date.parse would use the host's zone for a time without one); an
+ * impossible day (Feb 30) is refused instead of rolling into the next month.
+ */
+export function parseDateTime(value: string): Date | null {
+  const match = ISO_DATE_TIME.exec(value.trim());
+  if (!match) return null;
+  const [, day, time, , , offset] = match;
+  const dayOnly = new Date(`${day}T00:00:00Z`);
+  if (Number.isNaN(dayOnly.getTime()) || dayOnly.toISOString().slice(0, 10) !== day) return null;
+  const text = `${day}T${time ? time.slice(1) : "00:00"}${offset ? offset.replace(/^([+-]\d{2})(\d{2})$/, "$1:$2") : "Z"}`;
+  const instant = new Date(text);
+  return Number.isNaN(instant.getTime()) ? null : instant;
+}
+
+FormatRegistry.Set("date-time", (value) => parseDateTime(value) !== null);
 
 const INTEGER = /^[-+]?\d+$/;
 const NUMBER = /^[-+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/;
@@ -80,6 +97,10 @@ function scalar(schema: TSchema, value: unknown): unknown {
       if (text.toLowerCase() === "false") return false;
       return value;
     case "string":
+      if (schema.format === "date-time" && typeof value === "string") {
+        // Handlers get one canonical UTC form, whatever offset the client used.
+        return parseDateTime(value)?.toISOString() ?? value;
+      }
       return typeof value === "number" && Number.isFinite(value) ? String(value) : value;
   }
   // Enumerations of codes ("1", "2"...) also arrive as integers.

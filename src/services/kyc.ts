@@ -115,19 +115,19 @@ export async function updateKycScore(ctx: RequestContext, change: KycScoreChange
       .selectAll()
       .where("person_id", "=", person.id)
       .executeTakeFirstOrThrow();
-    await tx
-      .updateTable("kyc_scores")
-      .set({
-        ...(change.isFinished === undefined
-          ? {}
-          : { finished_at: change.isFinished ? (current.finished_at ?? now) : null }),
-        ...(change.isApproved === undefined
-          ? {}
-          : { approved_at: change.isApproved ? (current.approved_at ?? now) : null }),
-        ...(change.score === undefined ? {} : { score: change.score }),
-      })
-      .where("person_id", "=", person.id)
-      .execute();
+    const update = {
+      ...(change.isFinished === undefined
+        ? {}
+        : { finished_at: change.isFinished ? (current.finished_at ?? now) : null }),
+      ...(change.isApproved === undefined
+        ? {}
+        : { approved_at: change.isApproved ? (current.approved_at ?? now) : null }),
+      ...(change.score === undefined ? {} : { score: change.score }),
+    };
+    // Naming only the person starts the record and changes nothing else.
+    if (Object.keys(update).length > 0) {
+      await tx.updateTable("kyc_scores").set(update).where("person_id", "=", person.id).execute();
+    }
     return [(await scoreOf(tx, person.id)) as KycScore];
   });
 }
@@ -152,7 +152,6 @@ export async function getKycInfo(ctx: RequestContext, userToken: string): Promis
   const person = await kycPerson(db, ctx, { userToken });
   const row = await db.selectFrom("kyc_infos").selectAll().where("person_id", "=", person.id).executeTakeFirst();
   if (!row) return [];
-  const domain = await siteDomain(db, person);
   return [
     {
       id: row.id,
@@ -173,16 +172,16 @@ export async function getKycInfo(ctx: RequestContext, userToken: string): Promis
       photoId2Title: row.photo_id2_title,
       whiteLabelSiteId: person.white_label_site_id,
       geoSiteName: person.geo_name,
-      siteUrl: person.support_site_url ?? (domain ? `https://${domain}` : null),
+      siteUrl: siteUrl(person),
     },
   ];
 }
 
-async function siteDomain(tx: Tx, person: PersonRow): Promise<string | null> {
-  const siteId = person.white_label_site_id ?? person.geo_id;
-  if (siteId === null) return null;
-  const site = await tx.selectFrom("sites").select("domain").where("id", "=", siteId).executeTakeFirst();
-  return site?.domain ?? null;
+/** The person's own site first (its support URL, else its domain), then its geo-site's. */
+function siteUrl(person: PersonRow): string | null {
+  const own = person.white_label_site_id !== null;
+  const ownUrl = own ? (person.wl_support_site_url ?? (person.wl_domain && `https://${person.wl_domain}`)) : null;
+  return ownUrl ?? person.geo_support_site_url ?? (person.geo_domain && `https://${person.geo_domain}`) ?? null;
 }
 
 export interface KycSubmission {
@@ -228,7 +227,8 @@ export async function addKycInfo(ctx: RequestContext, submission: KycSubmission)
   const record = {
     first_name: take(checkName("FirstName", submission.firstName)),
     last_name: take(checkName("LastName", submission.lastName)),
-    email: take(checkEmail(submission.email)),
+    // Kept as sent: it is the provider's record, not a login.
+    email: checkEmail(submission.email).ok ? submission.email.trim() : take(checkEmail(submission.email)),
     phone: take(checkPhone(submission.phone)),
     is_phone_verified: submission.isPhoneVerified ? 1 : 0,
     street: required("Street", submission.street, KYC_LIMITS.street),

@@ -53,6 +53,10 @@ export function personsWithSites(tx: Tx) {
     .select([
       "g.id as geo_id",
       "g.name as geo_name",
+      "s.domain as wl_domain",
+      "s.support_site_url as wl_support_site_url",
+      "g.domain as geo_domain",
+      "g.support_site_url as geo_support_site_url",
       sql<string | null>`coalesce(s.support_company_name, g.support_company_name)`.as("support_company_name"),
       sql<string | null>`coalesce(s.support_site_url, g.support_site_url)`.as("support_site_url"),
       sql<string | null>`coalesce(s.support_email, g.support_email)`.as("support_email"),

@@ -125,7 +125,8 @@ for (const backend of BACKENDS) {
     };
 
     /** One KYC operation on a customer, naming them the way the server expects. */
-    const kyc = (op: KycOperation, server: KycServer, key: string | null, target: Customer, body: object = {}) => {
+    /** body: fields beyond the person; UpdateKYCScore sets a Score unless told otherwise. */
+    const kyc = (op: KycOperation, server: KycServer, key: string | null, target: Customer, body?: object) => {
       switch (op) {
         case "GetKYCScore":
           return service.call(server, "GET", "/General/GetKYCScore", {
@@ -135,14 +136,14 @@ for (const backend of BACKENDS) {
         case "UpdateKYCScore":
           return service.call(server, "PUT", "/General/UpdateKYCScore", {
             key,
-            body: { UserToken: target.userToken, ...body },
+            body: { UserToken: target.userToken, ...(body ?? { Score: 42 }) },
           });
         case "GetKYCInfo":
           return service.call(server, "GET", "/General/GetKYCInfo", { key, query: { UserToken: target.userToken } });
         case "AddKYCInfo":
           return service.call(server, "POST", "/General/AddKYCInfo", {
             key,
-            body: submission(target.userToken, body as Record<string, unknown>),
+            body: submission(target.userToken, (body ?? {}) as Record<string, unknown>),
           });
       }
     };
@@ -224,7 +225,7 @@ for (const backend of BACKENDS) {
     test("UpdateKYCScore creates the record on the service clock; true stamps once, false clears", async () => {
       const person = await addCustomer("WL", population.keys.wlAdminA);
       await setClock("2027-04-02T09:00:00Z");
-      const created = await kyc("UpdateKYCScore", "WL", population.keys.wlAdminA, person);
+      const created = await kyc("UpdateKYCScore", "WL", population.keys.wlAdminA, person, { IsApproved: false });
       assert.equal(created.status, 200, created.text);
       assert.equal(created.json.Results.length, 1);
       const record = created.json.Results[0];
@@ -255,7 +256,8 @@ for (const backend of BACKENDS) {
       assert.equal((await update({ IsFinished: true })).Finished, t1);
       await advanceClock(60);
       assert.equal((await update({ IsFinished: true })).Finished, t1, "a repeated true keeps the first stamp");
-      assert.equal((await update({})).Finished, t1, "omitted leaves it");
+      const scored = await update({ Score: 5 });
+      assert.deepEqual([scored.Finished, scored.Score], [t1, 5], "omitted leaves it");
       assert.equal((await update({ IsFinished: false })).Finished, null, "false clears it");
       const t3 = await advanceClock(60);
       assert.equal((await update({ IsFinished: true })).Finished, t3, "stamped again after clearing");
@@ -295,9 +297,38 @@ for (const backend of BACKENDS) {
       assert.deepEqual((await kycState(person)).info, [], "a score update submits no identity data");
     });
 
+    test("UpdateKYCScore naming only the person creates the record and changes nothing else", async () => {
+      const person = await addCustomer("WL", population.keys.wlAdminA);
+      await setClock("2027-04-02T12:00:00Z");
+      const created = await kyc("UpdateKYCScore", "WL", population.keys.wlAdminA, person, {});
+      assert.equal(created.status, 200, created.text);
+      const [record] = created.json.Results;
+      assert.deepEqual(record, {
+        Id: record.Id,
+        PersonId: person.personId,
+        Created: "2027-04-02T12:00:00.000Z",
+        Approved: null,
+        Started: "2027-04-02T12:00:00.000Z",
+        Finished: null,
+        RedirectedToKYCTimes: 0,
+        Score: null,
+      });
+      await kyc("UpdateKYCScore", "WL", population.keys.wlAdminA, person, { IsFinished: true, Score: 60 });
+      await advanceClock(60);
+      const again = await kyc("UpdateKYCScore", "GEO", population.keys.geoAdmin, person, {
+        IsFinished: null,
+        IsApproved: null,
+        Score: null,
+      });
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.json.Results[0].Finished, "2027-04-02T12:00:00.000Z", "null leaves Finished");
+      assert.equal(again.json.Results[0].Score, 60, "null leaves Score");
+    });
+
     test("Score is 0 to 100; a numeric string is read as a number", async () => {
       const person = await addCustomer("GEO", population.keys.geoAdmin, { GeoSite: "Geo Europe" });
-      const score = async (value: unknown) => kyc("UpdateKYCScore", "GEO", population.keys.geoAdmin, person, { Score: value });
+      const score = async (value: unknown) =>
+        kyc("UpdateKYCScore", "GEO", population.keys.geoAdmin, person, { Score: value });
       for (const [value, expected] of [
         [0, 0],
         [100, 100],
@@ -432,8 +463,8 @@ for (const backend of BACKENDS) {
           ...fields,
           WhiteLabelSiteId: population.siteA,
           GeoSite: "Geo Europe",
-          // Site A has neither a support URL nor a domain.
-          SiteURL: null,
+          // Site A has neither a support URL nor a domain: its geo-site's address stands in.
+          SiteURL: "https://geo.example.com",
         });
         assert.equal(JSON.stringify(info).includes(person.userToken), false, "the token is not echoed");
       }
@@ -518,7 +549,11 @@ for (const backend of BACKENDS) {
         domain: "c.example.com",
         supportSiteUrl: "https://help.c.example.com/kyc",
       });
-      const siteD = await createSite(service.app.runtime, { kind: "whitelabel", name: "Site D", domain: "D.Example.com" });
+      const siteD = await createSite(service.app.runtime, {
+        kind: "whitelabel",
+        name: "Site D",
+        domain: "D.Example.com",
+      });
       const onC = await addCustomer("WL", admin, { WhiteLabelSiteId: siteC.id, IPAddress: "203.0.113.9" });
       const onD = await addCustomer("WL", admin, { WhiteLabelSiteId: siteD.id, IPAddress: "203.0.113.9" });
       const cases: [Customer, string, number | null, string | null, string | null][] = [
