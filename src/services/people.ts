@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Role } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { fold } from "../core/search.js";
+import { uniqueViolation } from "../store/constraint.js";
 import { transaction } from "../store/transaction.js";
 import type { Runtime } from "./runtime.js";
 
@@ -39,7 +40,7 @@ export async function createPerson(runtime: Runtime, input: NewPerson): Promise<
   if (requiredKind && input.siteId === undefined) {
     throw refuse("MissingValue", { field: "Site", message: `A ${input.role} belongs to a ${requiredKind} site` });
   }
-  return transaction(runtime.storage, async (tx) => {
+  const created = transaction(runtime.storage, async (tx) => {
     let whiteLabelSiteId: number | null = null;
     let geoSiteId: number | null = null;
     if (input.siteId !== undefined) {
@@ -76,6 +77,12 @@ export async function createPerson(runtime: Runtime, input: NewPerson): Promise<
       .returning("id")
       .executeTakeFirstOrThrow();
     return { personId: row.id };
+  });
+  return created.catch((error: unknown) => {
+    if (uniqueViolation(error)?.includes("email")) {
+      throw refuse("AlreadyExists", { field: "Email", message: "That email is already registered" });
+    }
+    throw error;
   });
 }
 

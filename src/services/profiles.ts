@@ -16,6 +16,7 @@ import {
   LIMITS,
 } from "../core/profile.js";
 import { fold } from "../core/search.js";
+import { uniqueViolation } from "../store/constraint.js";
 import { type Tx, transaction } from "../store/transaction.js";
 import { hashPassword } from "./passwords.js";
 import { newUserToken } from "./people.js";
@@ -98,52 +99,71 @@ export async function addProfile(ctx: RequestContext, input: NewProfile): Promis
   const passwordHash = await hashPassword(password as string);
   const csrf = randomBytes(24).toString("base64url");
   const userToken = newUserToken();
-  return transaction(ctx.storage, async (tx) => {
-    const site = await signupSite(tx, ctx.caller, input.whiteLabelSiteId, input.geoSite);
-    const taken = await tx
-      .selectFrom("persons")
-      .select("id")
-      .where("email", "=", email as string)
-      .executeTakeFirst();
-    if (taken) throw refuse("AlreadyExists", { field: "Email", message: "That email is already registered" });
-    const aliasKey = fold(screenName as string);
-    const aliasTaken = await tx.selectFrom("persons").select("id").where("alias_key", "=", aliasKey).executeTakeFirst();
-    if (aliasTaken) throw refuse("AlreadyExists", { field: "ScreenName", message: "That screen name is taken" });
-    const ip = input.whiteLabelSiteId !== undefined ? (input.ipAddress ?? null) : null;
-    const row = await tx
-      .insertInto("persons")
-      .values({
-        email: email as string,
-        first_name: firstName as string,
-        last_name: lastName as string,
-        first_name_folded: fold(firstName as string),
-        last_name_folded: fold(lastName as string),
-        role: "person",
-        white_label_site_id: site.whiteLabelSiteId,
-        geo_site_id: site.geoSiteId,
-        alias: screenName as string,
-        alias_key: aliasKey,
-        password_hash: passwordHash,
-        phone,
-        is_phone_verified: 0,
-        language: language as string,
-        country_code: country as string,
-        division_code: division ?? null,
-        city,
-        street,
-        street2,
-        zip_code: zipCode,
-        company,
-        signup_ip: ip,
-        last_ip: ip,
-        user_token: userToken,
-        csrf_hash: createHash("sha256").update(csrf).digest("hex"),
-        created_at: ctx.clock.nowMs(),
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    return { personId: row.id, csrf, userToken };
-  });
+  try {
+    return await transaction(ctx.storage, async (tx) => {
+      const site = await signupSite(tx, ctx.caller, input.whiteLabelSiteId, input.geoSite);
+      const taken = await tx
+        .selectFrom("persons")
+        .select("id")
+        .where("email", "=", email as string)
+        .executeTakeFirst();
+      if (taken) throw refuse("AlreadyExists", { field: "Email", message: "That email is already registered" });
+      const aliasKey = fold(screenName as string);
+      const aliasTaken = await tx
+        .selectFrom("persons")
+        .select("id")
+        .where("alias_key", "=", aliasKey)
+        .executeTakeFirst();
+      if (aliasTaken) throw refuse("AlreadyExists", { field: "ScreenName", message: "That screen name is taken" });
+      const ip = input.whiteLabelSiteId !== undefined ? (input.ipAddress ?? null) : null;
+      const row = await tx
+        .insertInto("persons")
+        .values({
+          email: email as string,
+          first_name: firstName as string,
+          last_name: lastName as string,
+          first_name_folded: fold(firstName as string),
+          last_name_folded: fold(lastName as string),
+          role: "person",
+          white_label_site_id: site.whiteLabelSiteId,
+          geo_site_id: site.geoSiteId,
+          alias: screenName as string,
+          alias_key: aliasKey,
+          password_hash: passwordHash,
+          phone,
+          is_phone_verified: 0,
+          language: language as string,
+          country_code: country as string,
+          division_code: division ?? null,
+          city,
+          street,
+          street2,
+          zip_code: zipCode,
+          company,
+          signup_ip: ip,
+          last_ip: ip,
+          user_token: userToken,
+          csrf_hash: createHash("sha256").update(csrf).digest("hex"),
+          created_at: ctx.clock.nowMs(),
+        })
+        .returning("id")
+        .executeTakeFirstOrThrow();
+      return { personId: row.id, csrf, userToken };
+    });
+  } catch (error) {
+    throw conflictOf(error) ?? error;
+  }
+}
+
+/** A unique index the insert ran into, as the 409 the earlier checks would have given. */
+export function conflictOf(error: unknown): Refusal | null {
+  const index = uniqueViolation(error);
+  if (index === null) return null;
+  if (index.includes("email"))
+    return refuse("AlreadyExists", { field: "Email", message: "That email is already registered" });
+  if (index.includes("alias"))
+    return refuse("AlreadyExists", { field: "ScreenName", message: "That screen name is taken" });
+  return null;
 }
 
 function optionalText(errors: FieldErrors, field: string, value: string | undefined, max: number): string | null {

@@ -85,7 +85,7 @@ export const PersonRecord = Type.Object(
     LastIP: Nullable(Type.String()),
     IsEmailValidated: Nullable(Type.Boolean()),
     IsAlive: Type.Boolean(),
-    ApprovedAccounts: Type.Array(ApprovedAccountRecord),
+    ApprovedAccounts: Nullable(Type.Array(ApprovedAccountRecord)),
     IsManager: Type.Boolean(),
     IsInvestor: Type.Boolean(),
     GeoSite: Nullable(Type.String()),

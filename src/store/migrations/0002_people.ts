@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { type Kysely, type Migration, sql } from "kysely";
+import { fold } from "../../core/search.js";
 import type { Backend } from "../storage.js";
 import { withId } from "./helpers.js";
 

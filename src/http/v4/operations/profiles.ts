@@ -66,7 +66,10 @@ export const profileOperations = [
       Company: optionalText(LIMITS.company),
       WhiteLabelSiteId: Type.Optional(Id()),
       GeoSite: optionalText(253, "The geo-site's name or domain"),
-      IPAddress: optionalText(45, "The customer's address; required with WhiteLabelSiteId, otherwise ignored"),
+      // No length limit here: ignored without WhiteLabelSiteId, checked as an address with it.
+      IPAddress: Type.Optional(
+        Type.String({ description: "The customer's address; required with WhiteLabelSiteId, otherwise ignored" }),
+      ),
     }),
     result: AddPersonResponseRecord,
     permission: administrators,
@@ -232,8 +235,8 @@ function personRecord(view: PersonView) {
     LastIP: p?.lastIp ?? null,
     IsEmailValidated: p?.isEmailValidated ?? null,
     IsAlive: view.isAlive,
-    // Approved brokerage accounts arrive with autotrade (a later issue).
-    ApprovedAccounts: [],
+    // Approved brokerage accounts arrive with autotrade (a later issue); private like the rest.
+    ApprovedAccounts: p ? [] : null,
     IsManager: view.isManager,
     IsInvestor: view.isInvestor,
     GeoSite: p?.geoSiteName ?? null,
