@@ -12,7 +12,12 @@ function migrations(storage: Storage): Record<string, Migration> {
 }
 
 /** Brings the schema up to date; safe to run from several processes at once. */
-export async function migrateToLatest(storage: Storage): Promise<string[]> {
+export function migrateToLatest(storage: Storage): Promise<string[]> {
+  return migrateTo(storage, "latest");
+}
+
+/** Applies the migrations up to and including `target` (tests of a migration start below it). */
+export async function migrateTo(storage: Storage, target: string): Promise<string[]> {
   const migrator = new Migrator({
     db: storage.db,
     provider: { getMigrations: async () => migrations(storage) },
@@ -20,7 +25,7 @@ export async function migrateToLatest(storage: Storage): Promise<string[]> {
     // another schema's tables (another deployment, a parallel test) would fool it.
     ...(storage.backend === "postgres" ? { migrationTableSchema: await currentSchema(storage) } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = target === "latest" ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) {
     throw error instanceof Error ? error : new Error(String(error));
   }

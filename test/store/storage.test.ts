@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
-import { migrateToLatest } from "../../src/store/migrate.js";
+import { migrateTo, migrateToLatest } from "../../src/store/migrate.js";
 import { transaction } from "../../src/store/transaction.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
 
@@ -60,6 +60,22 @@ for (const backend of BACKENDS) {
       assert.equal(typeof row.id, "number");
       assert.equal(row.created_at, at);
       assert.equal(row.name, "Kept");
+    });
+
+    test("0002 gives people made before it folded names and a UserToken", async () => {
+      const older = await freshStorage(backend);
+      try {
+        assert.deepEqual(await migrateTo(older.storage, "0001_platform"), ["0001_platform"]);
+        await sql`insert into persons (email, first_name, last_name, role, created_at)
+          values ('op@example.com', 'Ölaf', 'ÉMILE', 'admin', 1)`.execute(older.storage.db);
+        assert.deepEqual(await migrateToLatest(older.storage), ["0002_people"]);
+        const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
+        assert.equal(person.first_name_folded, "ölaf");
+        assert.equal(person.last_name_folded, "émile");
+        assert.match(person.user_token ?? "", /^[A-Za-z0-9_-]{32}$/);
+      } finally {
+        await older.dispose();
+      }
     });
 
     if (backend === "sqlite") {

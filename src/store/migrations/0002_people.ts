@@ -24,10 +24,15 @@ export function peopleMigration(backend: Backend): Migration {
       ] as const) {
         await db.schema.alterTable("persons").addColumn(column, type).execute();
       }
-      // People created before this migration (operators made with the CLI) get their folded names.
-      await sql`update persons set first_name_folded = lower(first_name), last_name_folded = lower(last_name)`.execute(
-        db,
-      );
+      // People created before this migration (operators made with the CLI) get folded names and a
+      // UserToken. Folded here rather than with SQL lower(), which on SQLite folds ASCII only.
+      const existing = await sql<{ id: number; first_name: string; last_name: string }>`
+        select id, first_name, last_name from persons`.execute(db);
+      for (const person of existing.rows) {
+        await sql`update persons set first_name_folded = ${fold(person.first_name)},
+          last_name_folded = ${fold(person.last_name)},
+          user_token = ${randomBytes(24).toString("base64url")} where id = ${person.id}`.execute(db);
+      }
       // Screen names are unique regardless of case; the folded copy carries the index.
       await db.schema.createIndex("persons_alias_key").on("persons").column("alias_key").unique().execute();
       await db.schema.createIndex("persons_user_token_key").on("persons").column("user_token").unique().execute();
