@@ -1,0 +1,109 @@
+/**
+ * Exact decimal numbers for prices, quantities and money: an integer count of
+ * 10^-8 units held in a bigint. Eight places hold every tick size traded
+ * (the yen future's 0.0000005 included); sums are exact, and products and
+ * quotients round half-to-even once, where the caller says so.
+ */
+declare const decimalBrand: unique symbol;
+export type Decimal = bigint & { readonly [decimalBrand]: true };
+
+export const PLACES = 8;
+const SCALE = 10n ** BigInt(PLACES);
+
+const as = (units: bigint): Decimal => units as Decimal;
+
+export const ZERO = as(0n);
+export const ONE = as(SCALE);
+
+const DECIMAL_TEXT = /^([-+]?)(\d+)(?:\.(\d+))?(?:e([-+]?\d+))?$/i;
+
+/** A decimal from text or a JSON number; null when it is not a finite number with at most 8 places. */
+export function parseDecimal(value: string | number): Decimal | null {
+  const text = typeof value === "number" ? (Number.isFinite(value) ? String(value) : "") : value.trim();
+  const match = DECIMAL_TEXT.exec(text);
+  if (!match) return null;
+  const [, sign, whole = "0", fraction = "", exponentText] = match;
+  const exponent = exponentText === undefined ? 0 : Number(exponentText);
+  if (!Number.isSafeInteger(exponent) || Math.abs(exponent) > 40) return null;
+  let digits = `${whole}${fraction}`;
+  let places = fraction.length - exponent;
+  if (places < 0) {
+    digits += "0".repeat(-places);
+    places = 0;
+  }
+  // Places beyond eight are allowed only when they are zeros.
+  if (places > PLACES) {
+    const extra = digits.slice(digits.length - (places - PLACES));
+    if (/[^0]/.test(extra)) return null;
+    digits = digits.slice(0, digits.length - (places - PLACES));
+    places = PLACES;
+  }
+  const units = BigInt(digits || "0") * 10n ** BigInt(PLACES - places);
+  return as(sign === "-" ? -units : units);
+}
+
+export function decimal(value: string | number): Decimal {
+  const parsed = parseDecimal(value);
+  if (parsed === null) throw new RangeError(`not a decimal with at most ${PLACES} places: ${value}`);
+  return parsed;
+}
+
+export const fromInteger = (n: number | bigint): Decimal => as(BigInt(n) * SCALE);
+
+/** Canonical text: no exponent, no trailing zeros (`150.25`, `-0.5`, `3`). */
+export function formatDecimal(value: Decimal): string {
+  const negative = value < 0n;
+  const units = negative ? -value : value;
+  const whole = units / SCALE;
+  const fraction = (units % SCALE).toString().padStart(PLACES, "0").replace(/0+$/, "");
+  return `${negative ? "-" : ""}${whole}${fraction ? `.${fraction}` : ""}`;
+}
+
+/** For JSON answers: the nearest double, which prints as the same decimal for values of this size. */
+export const toNumber = (value: Decimal): number => Number(formatDecimal(value));
+
+export const add = (a: Decimal, b: Decimal): Decimal => as(a + b);
+export const sub = (a: Decimal, b: Decimal): Decimal => as(a - b);
+export const neg = (a: Decimal): Decimal => as(-a);
+export const abs = (a: Decimal): Decimal => (a < 0n ? neg(a) : a);
+export const compare = (a: Decimal, b: Decimal): -1 | 0 | 1 => (a < b ? -1 : a > b ? 1 : 0);
+export const min = (a: Decimal, b: Decimal): Decimal => (a <= b ? a : b);
+export const max = (a: Decimal, b: Decimal): Decimal => (a >= b ? a : b);
+export const sign = (a: Decimal): -1 | 0 | 1 => compare(a, ZERO);
+export const isZero = (a: Decimal): boolean => a === 0n;
+
+/** a × b, rounded half-to-even to 8 places. */
+export const mul = (a: Decimal, b: Decimal): Decimal => as(divideRounded(a * b, SCALE));
+
+/** a × n for a whole number n: exact. */
+export const mulInteger = (a: Decimal, n: number | bigint): Decimal => as(a * BigInt(n));
+
+/** a ÷ b, rounded half-to-even to 8 places. */
+export function div(a: Decimal, b: Decimal): Decimal {
+  if (b === 0n) throw new RangeError("division by zero");
+  return as(divideRounded(a * SCALE, b));
+}
+
+/** Rounded half-to-even to `places` decimal places (0 to 8): money to the cent is `round(x, 2)`. */
+export function round(a: Decimal, places: number): Decimal {
+  if (!Number.isInteger(places) || places < 0 || places > PLACES) throw new RangeError(`places must be 0 to ${PLACES}`);
+  const step = 10n ** BigInt(PLACES - places);
+  return as(divideRounded(a, step) * step);
+}
+
+/** Whether a is a whole number of steps (a price on the tick grid). */
+export function isMultipleOf(a: Decimal, step: Decimal): boolean {
+  if (step <= 0n) throw new RangeError("step must be positive");
+  return a % step === 0n;
+}
+
+/** n ÷ d rounded half-to-even, for bigints of any sign. */
+function divideRounded(n: bigint, d: bigint): bigint {
+  const negative = n < 0n !== d < 0n;
+  const num = n < 0n ? -n : n;
+  const den = d < 0n ? -d : d;
+  let quotient = num / den;
+  const twice = (num % den) * 2n;
+  if (twice > den || (twice === den && quotient % 2n === 1n)) quotient += 1n;
+  return negative ? -quotient : quotient;
+}
