@@ -67,3 +67,46 @@ export async function fetchPage<DB, TB extends keyof DB, O>(
     prevKey: request.position === null ? null : first ? keyOf(first) : cursorKey,
   };
 }
+
+/**
+ * The same paging over a list held in memory (static catalogues), ordered by
+ * `keyOf`, which must be unique: walking forward and back behaves exactly as
+ * fetchPage does on a table.
+ */
+export function pageOfList<T>(items: readonly T[], keyOf: (item: T) => KeysetKey, request: PageRequest): Page<T> {
+  const compareKeys = (a: KeysetKey, b: KeysetKey): number => {
+    for (let i = 0; i < Math.max(a.length, b.length); i++) {
+      const x = a[i];
+      const y = b[i];
+      if (x === y) continue;
+      if (x === undefined) return -1;
+      if (y === undefined) return 1;
+      return x < y ? -1 : 1;
+    }
+    return 0;
+  };
+  const sorted = [...items].sort((a, b) => compareKeys(keyOf(a), keyOf(b)) * (request.ascending ? 1 : -1));
+  const position = request.position;
+  const after = (item: T) => {
+    if (!position) return true;
+    const c = compareKeys(keyOf(item), position.key) * (request.ascending ? 1 : -1);
+    return position.direction === "after" ? c > 0 : c < 0;
+  };
+  const backward = position?.direction === "before";
+  const candidates = sorted.filter(after);
+  const window = backward ? candidates.slice(-request.limit - 1).reverse() : candidates.slice(0, request.limit + 1);
+  const more = window.length > request.limit;
+  const pageItems = window.slice(0, request.limit);
+  if (backward) pageItems.reverse();
+  const first = pageItems[0];
+  const last = pageItems[pageItems.length - 1];
+  const cursorKey = position?.key ?? null;
+  if (backward) {
+    return { items: pageItems, prevKey: more && first ? keyOf(first) : null, nextKey: last ? keyOf(last) : cursorKey };
+  }
+  return {
+    items: pageItems,
+    nextKey: more && last ? keyOf(last) : null,
+    prevKey: position === null ? null : first ? keyOf(first) : cursorKey,
+  };
+}

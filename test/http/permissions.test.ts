@@ -217,6 +217,9 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
       expect: only("admin", "wlAdminA"),
     },
   ],
+  GetSupportedSymbols: [
+    { name: "the catalogue", request: () => ({ query: { Limit: "5" } }), expect: everyoneWithAValidKey },
+  ],
   SetClock: [{ name: "future", request: () => ({ body: { Now: "2031-01-01T00:00:00Z" } }), expect: adminsOnly }],
   AdvanceClock: [{ name: "no move", request: () => ({ body: { Seconds: 0 } }), expect: adminsOnly }],
 };

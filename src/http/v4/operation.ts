@@ -33,6 +33,8 @@ interface OperationBase<Input extends TObject> {
   readonly sandbox?: boolean;
   /** Result fields present only on some servers (e.g. GeoSiteId on GEN). */
   readonly fieldServers?: Readonly<Record<string, readonly V4Server[]>>;
+  /** Successful answers may be cached by the client for this long (the data changes rarely). */
+  readonly cacheSeconds?: number;
   /** Servers that list the operation but do not offer it: they answer 501. */
   readonly notAvailableOn?: readonly V4Server[];
   /** Servers answering a bare JSON boolean instead of the envelope. */

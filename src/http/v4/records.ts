@@ -182,3 +182,18 @@ export const InstrumentationExportRecord = Type.Object(
   },
   { title: "WlInstrumentationExport" },
 );
+
+export const SupportedSymbolRecord = Type.Object(
+  {
+    SymbolType: Type.String({ description: "future, forex or stock" }),
+    Symbol: Type.String({ description: "Futures: @ + root (add month code and two-digit year); forex: the pair" }),
+    Description: Type.String(),
+    SecurityType: Type.String({ description: "FUT, FOR or CS" }),
+    SecurityExchange: Type.String({ description: "MIC for futures, DEFAULT otherwise" }),
+    Currency: Type.String(),
+    PriceMultiplier: Type.Number({ description: "Money per point per contract or unit" }),
+    TickSize: Type.Number(),
+    ContractMonths: Nullable(Type.String({ description: "Futures: listed month codes (F=Jan ... Z=Dec)" })),
+  },
+  { title: "SupportedSymbol" },
+);

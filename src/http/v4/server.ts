@@ -143,6 +143,8 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
       const input = reader.read(raw);
       if (!input.ok) return sendFailure(reply, new Refusal(input.errors));
       const ctx: OperationContext = { ...deps.runtime, caller, presentedKey: request.presentedKey, server };
+      // Private: answers are per key (site scoping), so shared caches must not keep them.
+      if (operation.cacheSeconds) reply.header("Cache-Control", `private, max-age=${operation.cacheSeconds}`);
       try {
         if (!operation.paginated) {
           const results = await operation.handler(ctx, input.value);
