@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { RateLimitConfig } from "./config.js";
 import { ControllableClock } from "./core/clock.js";
+import { MarketData, type MarketFeed } from "./engine/market-data.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
 import { buildLegacyServer } from "./http/legacy/server.js";
@@ -28,10 +29,13 @@ export interface AppOptions {
   readonly sandbox: boolean;
   readonly rateLimit: RateLimitConfig;
   readonly bootstrapAdminKey?: string | undefined;
+  /** Where prices come from; simulated by default. */
+  readonly marketFeed?: MarketFeed;
 }
 
 export interface App {
   readonly runtime: Runtime & { readonly clock: ControllableClock };
+  readonly market: MarketData;
   readonly servers: Readonly<Record<ServerName, FastifyInstance>>;
   readonly bootstrap: BootstrapOutcome;
   /** Stops the servers (finishing in-flight requests); the caller closes storage. */
@@ -47,7 +51,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const bootstrap = await ensureServiceAdmin(runtime, options.bootstrapAdminKey);
   const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
   const sessions = new KeySessions();
+  const market = new MarketData(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
   const v4 = {
+    market,
     runtime,
     sessions,
     limiter: new RateLimiter(options.rateLimit, options.systemNow),
@@ -64,6 +70,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
   return {
     runtime,
+    market,
     servers,
     bootstrap,
     async close() {

@@ -1,3 +1,5 @@
+import { type MarketFeed, parseMarketFeed } from "./engine/market-data.js";
+
 /** The service's configuration, read once from the environment at start-up. */
 export interface Config {
   readonly host: string;
@@ -10,6 +12,7 @@ export interface Config {
   readonly demo: boolean;
   readonly rateLimit: RateLimitConfig;
   readonly logLevel: string;
+  readonly marketFeed: MarketFeed;
 }
 
 export interface RateLimitConfig {
@@ -39,6 +42,7 @@ export function readConfig(env: Env): Config {
       windowSeconds: positiveInt(env, "RATE_LIMIT_WINDOW_SECONDS", 60),
     },
     logLevel: env.LOG_LEVEL || "info",
+    marketFeed: parseMarketFeed(env.MARKET_FEED),
   };
 }
 

@@ -15,6 +15,7 @@ const app = await createApp({
   sandbox: config.sandbox,
   rateLimit: config.rateLimit,
   bootstrapAdminKey: config.bootstrapAdminKey,
+  marketFeed: config.marketFeed,
 });
 
 if (app.bootstrap.kind === "created" && config.bootstrapAdminKey === undefined) {

@@ -26,5 +26,6 @@ export function probeServer(
     logger: pino({ level: "silent" }),
     operations: [...OPERATIONS, ...extra],
     sessions: new KeySessions(),
+    market: service.app.market,
   });
 }

@@ -221,6 +221,13 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     { name: "the catalogue", request: () => ({ query: { Limit: "5" } }), expect: everyoneWithAValidKey },
   ],
   SetClock: [{ name: "future", request: () => ({ body: { Now: "2031-01-01T00:00:00Z" } }), expect: adminsOnly }],
+  SetQuote: [
+    {
+      name: "a stock",
+      request: () => ({ body: { Symbol: "MSFT", Bid: 400, Ask: 400.05, Last: 400 } }),
+      expect: adminsOnly,
+    },
+  ],
   AdvanceClock: [{ name: "no move", request: () => ({ body: { Seconds: 0 } }), expect: adminsOnly }],
 };
 

@@ -79,6 +79,56 @@ for (const backend of BACKENDS) {
       assert.equal(service.app.runtime.clock.nowMs(), before);
     });
 
+    test("SetQuote sets a symbol's quote by hand, in its canonical symbol", async () => {
+      await service.call("WL", "POST", "/Sandbox/SetClock", { body: { Now: "2026-03-02T15:00:00Z" } });
+      const r = await service.call("GEN", "POST", "/Sandbox/SetQuote", {
+        body: { Symbol: "esm26", Bid: "4500.25", Ask: 4500.5, Last: 4500.25, AskSize: 3 },
+      });
+      assert.equal(r.status, 400, "without @ a futures symbol is not recognised");
+      const ok = await service.call("GEN", "POST", "/Sandbox/SetQuote", {
+        body: { Symbol: "@esm26", Bid: "4500.25", Ask: 4500.5, Last: 4500.25, AskSize: 3 },
+      });
+      assert.equal(ok.status, 200, ok.text);
+      assert.deepEqual(ok.json.Results, [
+        {
+          Symbol: "@ESM26",
+          Bid: 4500.25,
+          Ask: 4500.5,
+          Last: 4500.25,
+          BidSize: null,
+          AskSize: 3,
+          Time: "2026-03-02T15:00:00.000Z",
+        },
+      ]);
+      const { fromServiceSymbol } = await import("../../src/core/symbols/instrument.js");
+      const quote = service.app.market.quote(fromServiceSymbol("@ESM26") as never);
+      assert.equal(quote?.askSize, 300_000_000n);
+    });
+
+    test("SetQuote refuses unknown symbols and crossed quotes", async () => {
+      const unknown = await service.call("WL", "POST", "/Sandbox/SetQuote", {
+        body: { Symbol: "NOTASYMBOL1", Bid: 1, Ask: 2, Last: 1 },
+      });
+      assert.equal(unknown.status, 400);
+      assert.deepEqual(
+        [unknown.json.ResponseStatus.Errors[0].ErrorCode, unknown.json.ResponseStatus.Errors[0].FieldName],
+        ["1121", "Symbol"],
+      );
+      const crossed = await service.call("WL", "POST", "/Sandbox/SetQuote", {
+        body: { Symbol: "AAPL", Bid: 2, Ask: 1, Last: 1 },
+      });
+      assert.equal(crossed.status, 400);
+      assert.equal(crossed.json.ResponseStatus.Errors[0].FieldName, "Ask");
+      for (const body of [
+        { Symbol: "AAPL", Bid: 0, Ask: 1, Last: 1 },
+        { Symbol: "AAPL", Bid: 1, Ask: 1 },
+        { Symbol: "AAPL", Bid: 1, Ask: 1, Last: 1, BidSize: -5 },
+      ]) {
+        const r = await service.call("WL", "POST", "/Sandbox/SetQuote", { body });
+        assert.equal(r.status, 400, JSON.stringify(body));
+      }
+    });
+
     test("the clock setting survives a restart", async () => {
       await service.call("WL", "POST", "/Sandbox/SetClock", { body: { Now: "2027-07-07T07:07:07Z" } });
       const restarted = await createApp({
@@ -106,7 +156,7 @@ for (const backend of BACKENDS) {
 
     test("sandbox operations are absent on every server, even for admins", async () => {
       for (const server of ["WL", "GEN", "GEO"] as const) {
-        for (const path of ["/Sandbox/SetClock", "/Sandbox/AdvanceClock"]) {
+        for (const path of ["/Sandbox/SetClock", "/Sandbox/AdvanceClock", "/Sandbox/SetQuote"]) {
           const r = await service.call(server, "POST", path, { body: { Now: "2030-01-01T00:00:00Z", Seconds: 1 } });
           assert.equal(r.status, 404, `${server} ${path}`);
           assert.equal(r.json.ResponseStatus.Errors[0].ErrorCode, "1004");

@@ -160,6 +160,10 @@ function toOpenApi(schema: TSchema): Record<string, unknown> {
       out.enum = [value];
     } else if (key === "required") {
       if ((value as string[]).length > 0) out.required = value;
+    } else if ((key === "exclusiveMinimum" || key === "exclusiveMaximum") && typeof value === "number") {
+      // OpenAPI 3.0 spells exclusive bounds as a bound plus a boolean flag.
+      out[key === "exclusiveMinimum" ? "minimum" : "maximum"] = value;
+      out[key] = true;
     } else if (key !== "title" && key !== "errorMessage") {
       out[key] = value;
     }

@@ -1,5 +1,6 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Permission } from "../../core/access.js";
+import type { MarketData } from "../../engine/market-data.js";
 import type { Principal } from "../../services/keys.js";
 import type { RequestContext } from "../../services/runtime.js";
 import type { Page, PageRequest } from "../../store/page.js";
@@ -9,6 +10,7 @@ export const V4_SERVERS = ["WL", "GEN", "GEO"] as const;
 export type V4Server = (typeof V4_SERVERS)[number];
 
 export interface OperationContext extends RequestContext {
+  readonly market: MarketData;
   readonly caller: Principal;
   /** The key as the caller presented it (GetAccessKey echoes it). */
   readonly presentedKey: string;

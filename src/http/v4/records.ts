@@ -55,6 +55,19 @@ export const GeoSiteMemberRecord = siteMemberFields("GeoSiteMember");
 
 export const ClockRecord = Type.Object({ Now: DateTime() }, { title: "ServiceClock" });
 
+export const QuoteRecord = Type.Object(
+  {
+    Symbol: Type.String(),
+    Bid: Type.Number(),
+    Ask: Type.Number(),
+    Last: Type.Number(),
+    BidSize: Nullable(Type.Number()),
+    AskSize: Nullable(Type.Number()),
+    Time: DateTime(),
+  },
+  { title: "Quote" },
+);
+
 export const ApprovedAccountRecord = Type.Object(
   {
     PersonId: Type.Integer(),

@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from "pino";
 import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
+import type { MarketData } from "../../engine/market-data.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
 import type { Runtime } from "../../services/runtime.js";
@@ -27,6 +28,7 @@ export interface V4Dependencies {
   readonly logger: Logger;
   readonly operations: readonly Operation[];
   readonly sessions: KeySessions;
+  readonly market: MarketData;
 }
 
 declare module "fastify" {
@@ -142,7 +144,13 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
       }
       const input = reader.read(raw);
       if (!input.ok) return sendFailure(reply, new Refusal(input.errors));
-      const ctx: OperationContext = { ...deps.runtime, caller, presentedKey: request.presentedKey, server };
+      const ctx: OperationContext = {
+        ...deps.runtime,
+        market: deps.market,
+        caller,
+        presentedKey: request.presentedKey,
+        server,
+      };
       // Private: answers are per key (site scoping), so shared caches must not keep them.
       if (operation.cacheSeconds) reply.header("Cache-Control", `private, max-age=${operation.cacheSeconds}`);
       try {

@@ -1,13 +1,15 @@
 import { Type } from "@sinclair/typebox";
 import { onlyRoles } from "../../../core/access.js";
+import { toNumber } from "../../../core/decimal.js";
 import { applyClockSetting } from "../../../services/clock.js";
+import { setHandQuote } from "../../../services/quotes.js";
 import { defineOperation } from "../operation.js";
-import { ClockRecord } from "../records.js";
+import { ClockRecord, QuoteRecord } from "../records.js";
 import { DateTime } from "../schemas.js";
 
 /**
- * Sandbox operations: service admins drive the service's clock (and, later,
- * its market) by hand. Absent unless the sandbox is enabled.
+ * Sandbox operations: service admins drive the service's clock and market by
+ * hand. Absent unless the sandbox is enabled.
  */
 export const sandboxOperations = [
   defineOperation({
@@ -39,5 +41,50 @@ export const sandboxOperations = [
     handler: async (ctx, input) => [
       { Now: await applyClockSetting(ctx.storage, ctx.clock, ctx.clock.advancedBy(input.Seconds)) },
     ],
+  }),
+  defineOperation({
+    id: "SetQuote",
+    method: "POST",
+    path: "/Sandbox/SetQuote",
+    servers: ["WL", "GEN", "GEO"],
+    summary:
+      "Sets a symbol's quote by hand. From then on the simulated or replayed feed leaves that symbol alone, so scenarios stay deterministic.",
+    input: Type.Object({
+      Symbol: Type.String({
+        minLength: 1,
+        maxLength: 40,
+        description: "ServiceSymbol FullSymbol, e.g. AAPL, @ESM26, EURUSD",
+      }),
+      Bid: Type.Number({ exclusiveMinimum: 0 }),
+      Ask: Type.Number({ exclusiveMinimum: 0 }),
+      Last: Type.Number({ exclusiveMinimum: 0 }),
+      BidSize: Type.Optional(Type.Number({ minimum: 0, description: "Size at the bid; omitted: unlimited" })),
+      AskSize: Type.Optional(Type.Number({ minimum: 0, description: "Size at the ask; omitted: unlimited" })),
+    }),
+    result: QuoteRecord,
+    permission: onlyRoles("admin"),
+    sandbox: true,
+    paginated: false,
+    handler: async (ctx, input) => {
+      const quote = setHandQuote(ctx.market, ctx.clock, {
+        symbol: input.Symbol,
+        bid: input.Bid,
+        ask: input.Ask,
+        last: input.Last,
+        bidSize: input.BidSize,
+        askSize: input.AskSize,
+      });
+      return [
+        {
+          Symbol: quote.symbol,
+          Bid: toNumber(quote.bid),
+          Ask: toNumber(quote.ask),
+          Last: toNumber(quote.last),
+          BidSize: quote.bidSize === null ? null : toNumber(quote.bidSize),
+          AskSize: quote.askSize === null ? null : toNumber(quote.askSize),
+          Time: new Date(quote.atMs),
+        },
+      ];
+    },
   }),
 ];

@@ -1,0 +1,88 @@
+import { readFileSync } from "node:fs";
+import type { Clock } from "../core/clock.js";
+import type { MarketQuote } from "../core/market/quote.js";
+import { readReplay } from "../core/market/replay.js";
+import { simulatedQuote } from "../core/market/simulated.js";
+import type { Instrument } from "../core/symbols/instrument.js";
+
+/**
+ * Where prices come from (`MARKET_FEED`): `simulated` (default) walks every
+ * symbol from a seed, `manual` knows only hand quotes, `replay:<file>` plays a
+ * CSV of quotes or bars as the service clock passes their times. Hand quotes
+ * (sandbox SetQuote) take a symbol over from the other sources for good, so a
+ * scenario that sets prices by hand stays deterministic. Hand quotes live in
+ * memory: after a restart a scenario sets them again.
+ */
+export type MarketFeed =
+  | { readonly kind: "simulated"; readonly seed: string }
+  | { readonly kind: "manual" }
+  | { readonly kind: "replay"; readonly file: string };
+
+export function parseMarketFeed(value: string | undefined): MarketFeed {
+  const text = value?.trim() ?? "";
+  if (text === "" || text === "simulated") return { kind: "simulated", seed: "strategy-hub" };
+  if (text === "manual") return { kind: "manual" };
+  if (text.startsWith("replay:") && text.length > "replay:".length) return { kind: "replay", file: text.slice(7) };
+  throw new Error(`MARKET_FEED must be simulated, manual or replay:<file>, got ${value}`);
+}
+
+export class MarketData {
+  readonly #manual = new Map<string, MarketQuote>();
+  readonly #replay = new Map<string, MarketQuote[]>();
+
+  constructor(
+    private readonly feed: MarketFeed,
+    private readonly clock: Clock,
+  ) {
+    if (feed.kind === "replay") {
+      const read = readReplay(readFileSync(feed.file, "utf8"));
+      if (!read.ok) throw new Error(`MARKET_FEED replay file ${feed.file}: ${read.error}`);
+      for (const quote of read.quotes) {
+        const series = this.#replay.get(quote.symbol) ?? [];
+        series.push(quote);
+        this.#replay.set(quote.symbol, series);
+      }
+    }
+  }
+
+  get feedKind(): MarketFeed["kind"] {
+    return this.feed.kind;
+  }
+
+  /** A hand quote: from now on the other sources leave this symbol alone. */
+  setQuote(quote: MarketQuote): void {
+    this.#manual.set(quote.symbol, quote);
+  }
+
+  /** The current quote of the instrument, or null when no source has one. */
+  quote(instrument: Instrument): MarketQuote | null {
+    const manual = this.#manual.get(instrument.fullSymbol);
+    if (manual) return manual;
+    const now = this.clock.now().getTime();
+    switch (this.feed.kind) {
+      case "manual":
+        return null;
+      case "simulated":
+        return simulatedQuote(this.feed.seed, instrument, now);
+      case "replay":
+        return latestAtOrBefore(this.#replay.get(instrument.fullSymbol) ?? [], now);
+    }
+  }
+}
+
+function latestAtOrBefore(series: readonly MarketQuote[], atMs: number): MarketQuote | null {
+  let low = 0;
+  let high = series.length - 1;
+  let found: MarketQuote | null = null;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const quote = series[middle] as MarketQuote;
+    if (quote.atMs <= atMs) {
+      found = quote;
+      low = middle + 1;
+    } else {
+      high = middle - 1;
+    }
+  }
+  return found;
+}
