@@ -15,6 +15,7 @@ export const ERRORS = {
   InvalidCursor: { code: "1104", status: 400, message: "The cursor is not valid for this query" },
   InvalidSymbol: { code: "1121", status: 400, message: "Invalid symbol" },
   AlreadyExists: { code: "1201", status: 409, message: "Already exists" },
+  WrongState: { code: "1202", status: 409, message: "The object is not in a state that allows this" },
   Internal: { code: "1500", status: 500, message: "Internal error" },
   NotFound: { code: "2013", status: 404, message: "Not found" },
   MalformedKey: { code: "2014", status: 401, message: "Malformed API key" },

@@ -1,6 +1,7 @@
 import { type Migration, Migrator, sql } from "kysely";
 import { platformMigration } from "./migrations/0001_platform.js";
 import { peopleMigration } from "./migrations/0002_people.js";
+import { strategiesMigration } from "./migrations/0003_strategies.js";
 import type { Storage } from "./storage.js";
 
 /** Every migration, in order. Names sort in the order they apply. */
@@ -8,6 +9,7 @@ function migrations(storage: Storage): Record<string, Migration> {
   return {
     "0001_platform": platformMigration(storage.backend),
     "0002_people": peopleMigration(storage.backend),
+    "0003_strategies": strategiesMigration(storage.backend),
   };
 }
 

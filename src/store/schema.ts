@@ -15,6 +15,7 @@ export interface Database {
   kyc_scores: KycScoresTable;
   kyc_infos: KycInfosTable;
   key_sessions: KeySessionsTable;
+  strategies: StrategiesTable;
 }
 
 export interface ServiceSettingsTable {
@@ -136,4 +137,29 @@ export interface KeySessionsTable {
   server: string;
   ip_address: string;
   started_at: number;
+}
+
+export type DescriptionReview = "none" | "pending" | "approved" | "rejected";
+
+export interface StrategiesTable {
+  id: Generated<number>;
+  name: string;
+  owner_person_id: number;
+  white_label_site_id: number | null;
+  is_private: number;
+  is_alive: Generated<number>;
+  /** Exact decimal text. */
+  starting_capital: string;
+  cash: string;
+  monthly_cost: Generated<string>;
+  /** The published descriptions. */
+  short_description: string | null;
+  long_description: string | null;
+  /** A change waiting for review: null = none, "" = clear the description. */
+  pending_short_description: string | null;
+  pending_long_description: string | null;
+  review_status: Generated<DescriptionReview>;
+  review_note: string | null;
+  created_at: number;
+  updated_at: number;
 }

@@ -38,6 +38,8 @@ const administratorsOfA = only("admin", "wlAdminA", "geoAdmin");
 const administratorsOfB = only("admin", "wlAdminB");
 
 let signups = 0;
+/** A strategy of person A's, made before the matrix runs. */
+let strategyOfA = 0;
 const newCustomer = (extra: Record<string, unknown> = {}) => {
   signups += 1;
   return {
@@ -220,6 +222,28 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   GetSupportedSymbols: [
     { name: "the catalogue", request: () => ({ query: { Limit: "5" } }), expect: everyoneWithAValidKey },
   ],
+  AddStrategy: [
+    {
+      name: "for the caller",
+      request: () => ({ body: { StrategyName: "Matrix Strategy", StartingCapital: 10000 } }),
+      expect: everyoneWithAValidKey,
+    },
+  ],
+  UpdateStrategy: [
+    {
+      name: "person A's strategy",
+      request: () => ({ body: { StrategyId: strategyOfA, Name: "Matrix Renamed" } }),
+      expect: (who, server) =>
+        who === "expired" ? 401 : server !== "GEN" ? 501 : who === "admin" || who === "personA" ? 200 : 403,
+    },
+  ],
+  ReviewStrategyDescriptions: [
+    {
+      name: "nothing waiting",
+      request: () => ({ body: { StrategyId: strategyOfA, Approve: true } }),
+      expect: (who) => (who === "expired" ? 401 : who === "admin" ? 409 : 403),
+    },
+  ],
   SetClock: [{ name: "future", request: () => ({ body: { Now: "2031-01-01T00:00:00Z" } }), expect: adminsOnly }],
   SetQuote: [
     {
@@ -249,6 +273,11 @@ for (const backend of BACKENDS) {
     before(async () => {
       service = await startTestService(backend);
       population = await populate(service);
+      const made = await service.call("GEN", "POST", "/Strategies/AddStrategy", {
+        key: population.keys.personA,
+        body: { StrategyName: "Person A Strategy", StartingCapital: 10000 },
+      });
+      strategyOfA = made.json.Results[0].StrategyId;
     });
     after(() => service.close());
 

@@ -210,3 +210,10 @@ export const SupportedSymbolRecord = Type.Object(
   },
   { title: "SupportedSymbol" },
 );
+
+export const StrategyIdRecord = Type.Object({ StrategyId: Type.Integer() }, { title: "StrategyId" });
+
+export const StrategyReviewRecord = Type.Object(
+  { StrategyId: Type.Integer(), ReviewStatus: Type.String({ description: "approved or rejected" }) },
+  { title: "StrategyDescriptionReview" },
+);

@@ -5,6 +5,7 @@ import { kycOperations } from "./operations/kyc.js";
 import { profileOperations } from "./operations/profiles.js";
 import { sandboxOperations } from "./operations/sandbox.js";
 import { siteOperations } from "./operations/sites.js";
+import { strategyOperations } from "./operations/strategies.js";
 import { symbolOperations } from "./operations/symbols.js";
 
 /** Every v4 operation. The three servers, their OpenAPI documents and the permission tests come from here. */
@@ -14,6 +15,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...siteOperations,
   ...kycOperations,
   ...instrumentationOperations,
+  ...strategyOperations,
   ...symbolOperations,
   ...sandboxOperations,
 ];
