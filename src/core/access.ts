@@ -1,4 +1,4 @@
-import type { PersonId, PlatformId, SiteId } from "./ids.js";
+import { asSiteId, type PersonId, type PlatformId, type SiteId } from "./ids.js";
 
 /**
  * Who may do what. Every operation declares a Permission; object-level checks
@@ -32,6 +32,12 @@ export interface Membership {
   readonly whiteLabelSiteId: SiteId | null;
   readonly geoSiteId: SiteId | null;
 }
+
+/** A membership from the site ids as stored (null: none). */
+export const membership = (whiteLabelSiteId: number | null, geoSiteId: number | null): Membership => ({
+  whiteLabelSiteId: whiteLabelSiteId === null ? null : asSiteId(whiteLabelSiteId),
+  geoSiteId: geoSiteId === null ? null : asSiteId(geoSiteId),
+});
 
 /** The site membership of a person an operation acts on. */
 export interface Member extends Membership {

@@ -1,5 +1,5 @@
-import type { Caller, Role } from "../core/access.js";
-import { asPersonId, asSiteId } from "../core/ids.js";
+import { type Caller, membership, type Role } from "../core/access.js";
+import { asPersonId } from "../core/ids.js";
 import { createKey } from "./keys.js";
 import { addKycInfo } from "./kyc.js";
 import { createPerson } from "./people.js";
@@ -82,8 +82,7 @@ export async function seedDemo(runtime: Runtime): Promise<DemoOutcome> {
   const as = (personId: number, role: Role, whiteLabelSiteId: number | null, geoSiteId: number | null): Caller => ({
     personId: asPersonId(personId),
     role,
-    whiteLabelSiteId: whiteLabelSiteId === null ? null : asSiteId(whiteLabelSiteId),
-    geoSiteId: geoSiteId === null ? null : asSiteId(geoSiteId),
+    ...membership(whiteLabelSiteId, geoSiteId),
     platformId: null,
   });
   const customers: [Caller, NewProfile][] = [

@@ -1,7 +1,7 @@
 import type { CompiledQuery, Kysely } from "kysely";
-import type { Caller, Role } from "../core/access.js";
+import { type Caller, membership, type Role } from "../core/access.js";
 import { refuse } from "../core/errors.js";
-import { asPersonId, asPlatformId, asSiteId } from "../core/ids.js";
+import { asPersonId, asPlatformId } from "../core/ids.js";
 import { hashKey, isWellFormedKey, newKeyValue } from "../core/keys.js";
 import type { Database } from "../store/schema.js";
 import { transaction } from "../store/transaction.js";
@@ -76,8 +76,7 @@ export async function authenticate(runtime: Runtime, presented: string): Promise
       keyId: row.keyId,
       personId: asPersonId(row.personId),
       role: row.role,
-      whiteLabelSiteId: row.white_label_site_id === null ? null : asSiteId(row.white_label_site_id),
-      geoSiteId: geoSiteId === null ? null : asSiteId(geoSiteId),
+      ...membership(row.white_label_site_id, geoSiteId),
       platformId: row.platform_id === null ? null : asPlatformId(row.platform_id),
       firstName: row.first_name,
       lastName: row.last_name,

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import { type Caller, mayReadPrivate } from "../core/access.js";
+import { type Caller, mayReadPrivate, membership } from "../core/access.js";
 import { defaultIcon } from "../core/avatar.js";
-import { asPersonId, asSiteId } from "../core/ids.js";
+import { asPersonId } from "../core/ids.js";
 import type { Tx } from "../store/transaction.js";
 
 /**
@@ -66,11 +66,7 @@ export function personsWithSites(tx: Tx) {
 export type PersonRow = Awaited<ReturnType<ReturnType<typeof personsWithSites>["executeTakeFirstOrThrow"]>>;
 
 export function memberOf(row: PersonRow) {
-  return {
-    personId: asPersonId(row.id),
-    whiteLabelSiteId: row.white_label_site_id === null ? null : asSiteId(row.white_label_site_id),
-    geoSiteId: row.geo_id === null ? null : asSiteId(row.geo_id),
-  };
+  return { personId: asPersonId(row.id), ...membership(row.white_label_site_id, row.geo_id) };
 }
 
 export function viewPerson(caller: Caller, row: PersonRow, includeIcon: boolean): PersonView {

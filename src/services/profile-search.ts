@@ -1,7 +1,6 @@
 import { sql } from "kysely";
-import { administers } from "../core/access.js";
+import { administers, membership } from "../core/access.js";
 import { refuse } from "../core/errors.js";
-import { asSiteId } from "../core/ids.js";
 import { contains, containsIgnoringCase } from "../store/match.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { PersonView } from "./person-view.js";
@@ -40,11 +39,7 @@ export async function searchProfiles(
   const db = ctx.storage.db;
   if (filters.whiteLabelSiteId !== undefined) {
     const site = await findSite(db, filters.whiteLabelSiteId);
-    const membership = site && {
-      whiteLabelSiteId: asSiteId(site.id),
-      geoSiteId: site.geo_site_id === null ? null : asSiteId(site.geo_site_id),
-    };
-    if (site?.kind !== "whitelabel" || !membership || !administers(caller, membership)) {
+    if (site?.kind !== "whitelabel" || !administers(caller, membership(site.id, site.geo_site_id))) {
       throw refuse("Forbidden", {
         field: "WhiteLabelSiteId",
         message: "Not an administrator of that white-label site",

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { isIP } from "node:net";
-import { administers, type Caller } from "../core/access.js";
+import { administers, type Caller, membership } from "../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
-import { asSiteId } from "../core/ids.js";
 import {
   checkCountry,
   checkDivision,
@@ -194,17 +193,13 @@ async function signupSite(
         message: `White-label site ${site.id} is not part of ${geoSite}`,
       });
     }
-    const membership = {
-      whiteLabelSiteId: asSiteId(site.id),
-      geoSiteId: site.geo_site_id === null ? null : asSiteId(site.geo_site_id),
-    };
-    if (!administers(caller, membership)) {
+    if (!administers(caller, membership(site.id, site.geo_site_id))) {
       throw refuse("Forbidden", { field: "WhiteLabelSiteId", message: "Not an administrator of that site" });
     }
     return { whiteLabelSiteId: site.id, geoSiteId: null };
   }
   if (geo) {
-    if (!administers(caller, { whiteLabelSiteId: null, geoSiteId: asSiteId(geo.id) }))
+    if (!administers(caller, membership(null, geo.id)))
       throw refuse("Forbidden", { field: "GeoSite", message: "Not an administrator of that geo-site" });
     return { whiteLabelSiteId: null, geoSiteId: geo.id };
   }

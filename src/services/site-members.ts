@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { administers, isServiceAdmin, whiteLabelScope } from "../core/access.js";
+import { administers, isServiceAdmin, membership, whiteLabelScope } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { asSiteId } from "../core/ids.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
@@ -66,7 +66,7 @@ export async function listGeoSiteMembers(
   const db = ctx.storage.db;
   const geo = await findGeoSite(db, geoSite);
   if (!geo) throw refuse("NotFound", { field: "GeoSite", message: `No geo-site ${geoSite}` });
-  if (!administers(ctx.caller, { whiteLabelSiteId: null, geoSiteId: asSiteId(geo.id) })) {
+  if (!administers(ctx.caller, membership(null, geo.id))) {
     throw refuse("Forbidden", { field: "GeoSite", message: "Not an administrator of that geo-site" });
   }
   return memberPage(personsWithSites(db).where(sql.ref("g.id"), "=", geo.id), page);

@@ -1,10 +1,10 @@
 import { administers, type Caller, isServiceAdmin } from "../core/access.js";
 import { formatDecimal } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
-import { asSiteId } from "../core/ids.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
 import type { DescriptionReview } from "../store/schema.js";
 import { transaction } from "../store/transaction.js";
+import { memberOf, personsWithSites } from "./person-view.js";
 import type { RequestContext } from "./runtime.js";
 
 export interface NewStrategy {
@@ -38,25 +38,13 @@ export async function addStrategy(ctx: RequestContext, input: NewStrategy): Prom
   }
   return transaction(ctx.storage, async (tx) => {
     const ownerId = input.ownerPersonId ?? caller.personId;
-    const owner = await tx
-      .selectFrom("persons as p")
-      .leftJoin("sites as s", "s.id", "p.white_label_site_id")
-      .select(["p.id", "p.white_label_site_id", "p.geo_site_id", "s.geo_site_id as site_geo_site_id"])
-      .where("p.id", "=", ownerId)
-      .executeTakeFirst();
+    const owner = await personsWithSites(tx).where("p.id", "=", ownerId).executeTakeFirst();
     if (!owner) throw refuse("NotFound", { field: "StrategyOwnerPersonId", message: `No person ${ownerId}` });
-    if (owner.id !== caller.personId) {
-      const geo = owner.geo_site_id ?? owner.site_geo_site_id;
-      const membership = {
-        whiteLabelSiteId: owner.white_label_site_id === null ? null : asSiteId(owner.white_label_site_id),
-        geoSiteId: geo === null ? null : asSiteId(geo),
-      };
-      if (!administers(caller, membership)) {
-        throw refuse("Forbidden", {
-          field: "StrategyOwnerPersonId",
-          message: "Only an administrator of that person may make strategies for them",
-        });
-      }
+    if (owner.id !== caller.personId && !administers(caller, memberOf(owner))) {
+      throw refuse("Forbidden", {
+        field: "StrategyOwnerPersonId",
+        message: "Only an administrator of that person may make strategies for them",
+      });
     }
     const now = ctx.clock.nowMs();
     const amount = formatDecimal(capital.value);
