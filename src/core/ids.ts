@@ -4,10 +4,8 @@ type Id<Name extends string> = number & { readonly [brand]: Name };
 
 export type PersonId = Id<"PersonId">;
 export type SiteId = Id<"SiteId">;
-export type AccessKeyId = Id<"AccessKeyId">;
 export type PlatformId = Id<"PlatformId">;
 
 export const asPersonId = (n: number): PersonId => n as PersonId;
 export const asSiteId = (n: number): SiteId => n as SiteId;
-export const asAccessKeyId = (n: number): AccessKeyId => n as AccessKeyId;
 export const asPlatformId = (n: number): PlatformId => n as PlatformId;

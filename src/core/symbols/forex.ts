@@ -47,9 +47,6 @@ export const FOREX_PAIRS: readonly string[] = [
 
 const SUPPORTED = new Set(FOREX_PAIRS);
 
-/** Units in one lot, the unit of forex position limits. */
-export const FOREX_LOT_UNITS = 1000;
-
 export interface ForexPair {
   readonly base: string;
   readonly quote: string;
