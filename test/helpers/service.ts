@@ -196,3 +196,16 @@ export async function populate(service: TestService): Promise<Population> {
   }
   return { siteA, siteB, geo, keys, people, userTokens };
 }
+
+/** Sets the service clock through the sandbox, as a client would. */
+export async function setClock(service: TestService, now: string): Promise<void> {
+  const r = await service.call("WL", "POST", "/Sandbox/SetClock", { body: { Now: now } });
+  if (r.status !== 200) throw new Error(`SetClock answered ${r.status}: ${r.text}`);
+}
+
+/** Moves the service clock forward through the sandbox; answers the new time. */
+export async function advanceClock(service: TestService, seconds: number): Promise<string> {
+  const r = await service.call("WL", "POST", "/Sandbox/AdvanceClock", { body: { Seconds: seconds } });
+  if (r.status !== 200) throw new Error(`AdvanceClock answered ${r.status}: ${r.text}`);
+  return r.json.Results[0].Now as string;
+}

@@ -2,10 +2,12 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createSite } from "../../src/services/sites.js";
 import {
+  advanceClock as advanceServiceClock,
   BACKENDS,
   type CallResult,
   type Population,
   populate,
+  setClock as setServiceClock,
   startTestService,
   type TestService,
 } from "../helpers/service.js";
@@ -89,15 +91,8 @@ for (const backend of BACKENDS) {
     let custB: Customer;
     let custGeo: Customer;
 
-    const setClock = async (now: string) => {
-      const r = await service.call("WL", "POST", "/Sandbox/SetClock", { body: { Now: now } });
-      assert.equal(r.status, 200, r.text);
-    };
-    const advanceClock = async (seconds: number) => {
-      const r = await service.call("WL", "POST", "/Sandbox/AdvanceClock", { body: { Seconds: seconds } });
-      assert.equal(r.status, 200, r.text);
-      return r.json.Results[0].Now as string;
-    };
+    const setClock = (now: string) => setServiceClock(service, now);
+    const advanceClock = (seconds: number) => advanceServiceClock(service, seconds);
 
     /** Signs up a customer through AddProfile with the caller's key. */
     const addCustomer = async (server: KycServer, key: string, extra: Record<string, unknown> = {}) => {

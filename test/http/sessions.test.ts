@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createKey } from "../../src/services/keys.js";
 import {
+  advanceClock,
   BACKENDS,
   type CallResult,
   type Population,
@@ -52,11 +53,7 @@ for (const backend of BACKENDS) {
     let custB: number;
     let custBKey: string;
 
-    const advance = async (seconds: number) => {
-      const r = await service.call("WL", "POST", "/Sandbox/AdvanceClock", { body: { Seconds: seconds } });
-      assert.equal(r.status, 200, r.text);
-      return r.json.Results[0].Now as string;
-    };
+    const advance = (seconds: number) => advanceClock(service, seconds);
     const exportAs = (key: string, query: Record<string, string>) =>
       service.call("WL", "GET", "/General/GetWlInstrumentationExport", { key, query });
     /** The site's session events in [start, end), read by the service admin. */
