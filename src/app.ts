@@ -3,6 +3,7 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { RateLimitConfig } from "./config.js";
 import { ControllableClock } from "./core/clock.js";
+import { FillLoop } from "./engine/fill-loop.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
@@ -31,11 +32,14 @@ export interface AppOptions {
   readonly bootstrapAdminKey?: string | undefined;
   /** Where prices come from; simulated by default. */
   readonly marketFeed?: MarketFeed;
+  /** How often the fill loop samples the market and checks due times (default 1000 ms; 0: only when driven). */
+  readonly fillLoopTickMs?: number;
 }
 
 export interface App {
   readonly runtime: Runtime & { readonly clock: ControllableClock };
   readonly market: MarketData;
+  readonly fillLoop: FillLoop;
   readonly servers: Readonly<Record<ServerName, FastifyInstance>>;
   readonly bootstrap: BootstrapOutcome;
   /** Stops the servers (finishing in-flight requests); the caller closes storage. */
@@ -52,8 +56,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
   const sessions = new KeySessions();
   const market = new MarketData(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
+  const fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
+    tickMs: options.fillLoopTickMs ?? 1000,
+  });
+  await fillLoop.start();
   const v4 = {
     market,
+    fillLoop,
     runtime,
     sessions,
     limiter: new RateLimiter(options.rateLimit, options.systemNow),
@@ -71,10 +80,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   return {
     runtime,
     market,
+    fillLoop,
     servers,
     bootstrap,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
+      await fillLoop.stop();
     },
   };
 }

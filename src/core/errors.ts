@@ -17,6 +17,8 @@ export const ERRORS = {
   AlreadyExists: { code: "1201", status: 409, message: "Already exists" },
   WrongState: { code: "1202", status: 409, message: "The object is not in a state that allows this" },
   Internal: { code: "1500", status: 500, message: "Internal error" },
+  NewOrderRejected: { code: "2010", status: 409, message: "New order rejected" },
+  CancelRejected: { code: "2011", status: 409, message: "Cancel rejected" },
   NotFound: { code: "2013", status: 404, message: "Not found" },
   MalformedKey: { code: "2014", status: 401, message: "Malformed API key" },
   UnknownKey: { code: "2015", status: 401, message: "Unknown API key" },

@@ -2,6 +2,7 @@ import { type Migration, Migrator, sql } from "kysely";
 import { platformMigration } from "./migrations/0001_platform.js";
 import { peopleMigration } from "./migrations/0002_people.js";
 import { strategiesMigration } from "./migrations/0003_strategies.js";
+import { ordersMigration } from "./migrations/0004_orders.js";
 import type { Storage } from "./storage.js";
 
 /** Every migration, in order. Names sort in the order they apply. */
@@ -10,6 +11,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0001_platform": platformMigration(storage.backend),
     "0002_people": peopleMigration(storage.backend),
     "0003_strategies": strategiesMigration(storage.backend),
+    "0004_orders": ordersMigration(storage.backend),
   };
 }
 
@@ -34,7 +36,8 @@ export async function migrateTo(storage: Storage, target: string): Promise<strin
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 
-async function currentSchema(storage: Storage): Promise<string> {
+/** The PostgreSQL schema the storage works in. */
+export async function currentSchema(storage: Storage): Promise<string> {
   const result = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);
   const schema = result.rows[0]?.schema;
   if (!schema) throw new Error("PostgreSQL has no current schema: check search_path");

@@ -16,6 +16,10 @@ export interface Database {
   kyc_infos: KycInfosTable;
   key_sessions: KeySessionsTable;
   strategies: StrategiesTable;
+  oca_groups: OcaGroupsTable;
+  orders: OrdersTable;
+  fills: FillsTable;
+  positions: PositionsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -162,4 +166,76 @@ export interface StrategiesTable {
   review_note: string | null;
   created_at: number;
   updated_at: number;
+  /** Counts trading transactions: a cache of the strategy's orders keeps the newest. */
+  trading_version: Generated<number>;
+}
+
+export interface OcaGroupsTable {
+  id: Generated<number>;
+  strategy_id: number;
+}
+
+/** One order (signal) of a strategy. Prices and quantities are exact decimal text. */
+export interface OrdersTable {
+  id: Generated<number>;
+  strategy_id: number;
+  /** ServiceSymbol.FullSymbol and SymbolType. */
+  symbol: string;
+  symbol_type: string;
+  order_type: "market" | "limit" | "stop";
+  side: "buy" | "sell";
+  open_close: "open" | "close";
+  tif: "day" | "gtc";
+  quantity: string;
+  limit_price: string | null;
+  stop_price: string | null;
+  profit_target: string | null;
+  stop_loss: string | null;
+  do_not_create_oca: Generated<number>;
+  do_not_sync_to_open: Generated<number>;
+  parent_id: number | null;
+  oca_group_id: number | null;
+  /** The order this one replaced. */
+  cancel_replace_id: number | null;
+  parked_until: number | null;
+  expires_at: number | null;
+  signal_type: number;
+  /** An OrderStatus name (Working, Filled...). */
+  status: string;
+  filled_quantity: Generated<string>;
+  /** Sum of fill quantity × price: the average fill price is this over the filled quantity. */
+  filled_notional: Generated<string>;
+  info: string | null;
+  posted_at: number;
+  updated_at: number;
+  /** When the order reached its final status. */
+  closed_at: number | null;
+}
+
+export interface FillsTable {
+  id: Generated<number>;
+  order_id: number;
+  strategy_id: number;
+  symbol: string;
+  symbol_type: string;
+  side: "buy" | "sell";
+  quantity: string;
+  price: string;
+  /** Dollars, to the cent. */
+  commission: string;
+  realized: string;
+  cash: string;
+  usd_rate: string;
+  position_after: string;
+  filled_at: number;
+}
+
+export interface PositionsTable {
+  strategy_id: number;
+  symbol: string;
+  symbol_type: string;
+  quantity: string;
+  /** Signed cost of the open quantity (average cost × quantity). */
+  cost: string;
+  opened_at: number;
 }

@@ -12,6 +12,11 @@ export interface Storage {
   readonly db: Kysely<Database>;
   readonly backend: Backend;
   close(): Promise<void>;
+  /**
+   * PostgreSQL only: calls `onMessage` with the payload of each notification on
+   * the channel, on a connection of its own, until the answered stop is called.
+   */
+  readonly listen?: (channel: string, onMessage: (payload: string) => void) => Promise<() => Promise<void>>;
 }
 
 export interface StorageConfig {
@@ -108,6 +113,16 @@ async function openPostgres(url: string, schema: string | undefined, poolSize: n
     backend: "postgres",
     async close() {
       await db.destroy();
+    },
+    async listen(channel, onMessage) {
+      const client = new pg.Client({
+        connectionString: url,
+        ...(schema ? { options: `-c search_path=${schema}` } : {}),
+      });
+      await client.connect();
+      client.on("notification", (message) => onMessage(message.payload ?? ""));
+      await client.query(`listen ${channel}`);
+      return () => client.end();
     },
   };
 }

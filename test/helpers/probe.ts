@@ -27,5 +27,6 @@ export function probeServer(
     operations: [...OPERATIONS, ...extra],
     sessions: new KeySessions(),
     market: service.app.market,
+    fillLoop: service.app.fillLoop,
   });
 }

@@ -6,6 +6,7 @@ import pino from "pino";
 import { type App, createApp, type ServerName } from "../../src/app.js";
 import type { RateLimitConfig } from "../../src/config.js";
 import type { Role } from "../../src/core/access.js";
+import type { MarketFeed } from "../../src/engine/market-data.js";
 import { createKey } from "../../src/services/keys.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
@@ -63,6 +64,10 @@ export interface TestServiceOptions {
   readonly systemNow?: () => number;
   /** Storage to run on (disposed with the service); a fresh one by default. */
   readonly storage?: TestStorage;
+  /** Where prices come from; simulated by default (trading scenarios use manual: hand quotes only). */
+  readonly marketFeed?: MarketFeed;
+  /** The fill loop's timer; off by default, so scenarios drive it through SetQuote and the clock. */
+  readonly fillLoopTickMs?: number;
 }
 
 export interface CallOptions {
@@ -101,6 +106,8 @@ export async function startTestService(backend: Backend, options: TestServiceOpt
     sandbox: options.sandbox ?? true,
     rateLimit: options.rateLimit ?? { max: 100_000, windowSeconds: 60 },
     bootstrapAdminKey: ADMIN_KEY,
+    marketFeed: options.marketFeed,
+    fillLoopTickMs: options.fillLoopTickMs ?? 0,
   });
   return {
     app,

@@ -4,7 +4,7 @@ import { Type } from "@sinclair/typebox";
 import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { anyCaller } from "../../src/core/access.js";
-import { defineOperation, V4_SERVERS } from "../../src/http/v4/operation.js";
+import { defineOperation, pathOf, V4_SERVERS } from "../../src/http/v4/operation.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
 import { probeServer } from "../helpers/probe.js";
 import { ADMIN_KEY, BACKENDS, startTestService, type TestService } from "../helpers/service.js";
@@ -196,7 +196,7 @@ for (const backend of BACKENDS) {
               fc.oneof(fc.string(), fc.json()),
               fc.dictionary(fc.string(), fc.string()),
               async (body, query) => {
-                const r = await service.call(server, operation.method, operation.path, {
+                const r = await service.call(server, operation.method, pathOf(operation, server), {
                   rawBody: body,
                   query,
                   headers: { "content-type": "application/json" },

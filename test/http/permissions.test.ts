@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import type { V4Server } from "../../src/http/v4/operation.js";
+import { pathOf, type V4Server } from "../../src/http/v4/operation.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
 import {
   BACKENDS,
@@ -36,6 +36,25 @@ const only =
 /** The administrators of person A (site A lies in the geo-site) and of person B (site B). */
 const administratorsOfA = only("admin", "wlAdminA", "geoAdmin");
 const administratorsOfB = only("admin", "wlAdminB");
+/** Who may trade person A's strategy and read its orders: A and A's administrators. */
+const tradersOfA = only("admin", "wlAdminA", "geoAdmin", "personA");
+/** The same callers get this status (404 for a signal that does not exist); the others 403. */
+const tradersOfAGet = (status: number) => (who: PopulationRole) => {
+  const expected = tradersOfA(who);
+  return expected === 200 ? status : expected;
+};
+const orderOfA = (extra: Record<string, unknown> = {}) => ({
+  Order: {
+    StrategyId: strategyOfA,
+    OrderType: "2",
+    Side: "1",
+    TIF: "1",
+    OrderQuantity: 1,
+    Limit: 1,
+    ServiceSymbol: { FullSymbol: "MSFT" },
+    ...extra,
+  },
+});
 
 let signups = 0;
 /** A strategy of person A's, made before the matrix runs. */
@@ -253,6 +272,39 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     },
   ],
   AdvanceClock: [{ name: "no move", request: () => ({ body: { Seconds: 0 } }), expect: adminsOnly }],
+  NewStrategyOrder: [
+    { name: "a limit buy on A's strategy", request: () => ({ body: orderOfA() }), expect: tradersOfA },
+  ],
+  ReplaceStrategyOrder: [
+    {
+      name: "a signal that does not exist",
+      request: () => ({ body: orderOfA({ CancelReplaceSignalId: 999_999 }) }),
+      expect: tradersOfAGet(404),
+    },
+  ],
+  CancelStrategyOrder: [
+    {
+      name: "a signal that does not exist",
+      request: () => ({ query: { StrategyId: String(strategyOfA), SignalId: "999999" } }),
+      expect: tradersOfAGet(404),
+    },
+  ],
+  GetStrategyActiveOrders: [
+    { name: "A's strategy", request: () => ({ query: { StrategyIds: String(strategyOfA) } }), expect: tradersOfA },
+  ],
+  GetStrategyHistoricalOrders: [
+    { name: "A's strategy", request: () => ({ query: { StrategyId: String(strategyOfA) } }), expect: tradersOfA },
+  ],
+  GetStrategyOpenPositions: [
+    { name: "A's strategy", request: () => ({ query: { StrategyIds: String(strategyOfA) } }), expect: tradersOfA },
+  ],
+  SetDesiredPositions: [
+    {
+      name: "flat",
+      request: () => ({ body: { StrategyId: strategyOfA, Positions: [] } }),
+      expect: tradersOfA,
+    },
+  ],
 };
 
 /** The private data each caller may see: its own, and that of the people it administers. */
@@ -288,7 +340,7 @@ for (const backend of BACKENDS) {
         for (const server of operation.servers) {
           for (const testCase of cases) {
             for (const who of ROLES) {
-              const r = await service.call(server, operation.method, operation.path, {
+              const r = await service.call(server, operation.method, pathOf(operation, server), {
                 ...testCase.request(population),
                 key: population.keys[who],
               });

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { V4_SERVERS } from "../../src/http/v4/operation.js";
+import { pathOf, V4_SERVERS } from "../../src/http/v4/operation.js";
 import { operationsOf } from "../../src/http/v4/server.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
 import { startTestService, type TestService } from "../helpers/service.js";
@@ -16,7 +16,7 @@ describe("each v4 server exposes exactly its operations", () => {
   for (const server of V4_SERVERS) {
     test(`${server}: every operation of the table answers here exactly when it lists ${server}`, async () => {
       for (const operation of OPERATIONS) {
-        const r = await service.call(server, operation.method, operation.path, {
+        const r = await service.call(server, operation.method, pathOf(operation, server), {
           ...(operation.method === "GET" || operation.method === "DELETE" ? {} : { body: {} }),
         });
         const unknown = r.status === 404 && r.json.ResponseStatus.Errors[0]?.ErrorCode === "1004";

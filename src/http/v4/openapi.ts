@@ -1,6 +1,6 @@
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { ERRORS } from "../../core/errors.js";
-import { inputSource, type Operation, type V4Server } from "./operation.js";
+import { inputSource, type Operation, pathOf, type V4Server } from "./operation.js";
 import { paginationInput } from "./pagination.js";
 
 const SERVER_TITLES: Readonly<Record<V4Server, string>> = {
@@ -13,9 +13,10 @@ const SERVER_TITLES: Readonly<Record<V4Server, string>> = {
 export function openApiDocument(server: V4Server, operations: readonly Operation[]) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) {
-    const methods = paths[operation.path] ?? {};
+    const path = pathOf(operation, server);
+    const methods = paths[path] ?? {};
     methods[operation.method.toLowerCase()] = describeOperation(server, operation);
-    paths[operation.path] = methods;
+    paths[path] = methods;
   }
   return {
     openapi: "3.0.3",
@@ -88,7 +89,7 @@ function describeOperation(server: V4Server, operation: Operation) {
   return {
     operationId: operation.id,
     summary: operation.summary,
-    tags: [operation.path.split("/")[1] ?? "General"],
+    tags: [operation.path.split("/").filter((s) => s !== "" && s !== "v2")[0] ?? "General"],
     ...(inputSource(operation) === "query"
       ? { parameters: queryParameters(input) }
       : { requestBody: { required: true, content: { "application/json": { schema: toOpenApi(input) } } } }),

@@ -1,16 +1,19 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Permission } from "../../core/access.js";
+import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
 import type { Principal } from "../../services/keys.js";
-import type { RequestContext } from "../../services/runtime.js";
+import type { TradingContext } from "../../services/trading.js";
 import type { Page, PageRequest } from "../../store/page.js";
 
 /** The three v4 servers. */
 export const V4_SERVERS = ["WL", "GEN", "GEO"] as const;
 export type V4Server = (typeof V4_SERVERS)[number];
 
-export interface OperationContext extends RequestContext {
+export interface OperationContext extends TradingContext {
   readonly market: MarketData;
+  /** Sandbox operations drive it: a hand quote or a clock move is worked before they answer. */
+  readonly fillLoop: FillLoop;
   readonly caller: Principal;
   /** The key as the caller presented it (GetAccessKey echoes it). */
   readonly presentedKey: string;
@@ -22,6 +25,8 @@ interface OperationBase<Input extends TObject> {
   readonly id: string;
   readonly method: "GET" | "POST" | "PUT" | "DELETE";
   readonly path: string;
+  /** Another path on some servers (SetDesiredPositions is under /v2 on WL). */
+  readonly pathOn?: Partial<Record<V4Server, string>>;
   readonly servers: readonly V4Server[];
   readonly summary: string;
   /** Request schema, read from the query string (GET, DELETE) or the JSON body. */
@@ -58,6 +63,9 @@ export type Operation<Input extends TObject = TObject> = PlainOperation<Input> |
 /** Keeps each entry's handler typed by its own input schema inside the one table. */
 export const defineOperation = <Input extends TObject>(operation: Operation<Input>): Operation =>
   operation as unknown as Operation;
+
+/** The operation's path on a server. */
+export const pathOf = (operation: Operation, server: V4Server): string => operation.pathOn?.[server] ?? operation.path;
 
 /** Where an operation reads its input. */
 export const inputSource = (operation: Operation): "query" | "body" =>

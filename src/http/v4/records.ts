@@ -217,3 +217,124 @@ export const StrategyReviewRecord = Type.Object(
   { StrategyId: Type.Integer(), ReviewStatus: Type.String({ description: "approved or rejected" }) },
   { title: "StrategyDescriptionReview" },
 );
+
+export const ServiceSymbolRecord = Type.Object(
+  {
+    FullSymbol: Type.String({ description: "AAPL, AAPL261218C00150000, @ESM26, EURUSD" }),
+    SymbolType: Type.String({ description: "stock, option, future or forex" }),
+    Underlying: Nullable(Type.String()),
+    Expiry: Nullable(Type.String({ description: "Options YYYY-MM-DD; futures the contract month YYYY-MM" })),
+    PutOrCall: Nullable(Type.String({ description: "put or call" })),
+    StrikePrice: Nullable(Type.Number()),
+    Description: Type.String(),
+  },
+  { title: "ServiceSymbol" },
+);
+
+export const ExchangeSymbolRecord = Type.Object(
+  {
+    Symbol: Type.String(),
+    Currency: Type.String({ description: "ISO 4217" }),
+    SecurityExchange: Type.String({ description: "DEFAULT, or the MIC of a futures exchange" }),
+    SecurityType: Type.String({ description: "CS, FUT, OPT or FOR" }),
+    MaturityMonthYear: Nullable(Type.String({ description: "YYYYMM (futures) or YYYYMMDD (options)" })),
+    PutOrCall: Nullable(Type.Integer({ description: "0 put, 1 call" })),
+    StrikePrice: Type.Number({ description: "0 when none" }),
+    PriceMultiplier: Type.Number(),
+  },
+  { title: "ExchangeSymbol" },
+);
+
+export const OrderStatusRecord = Type.Object(
+  {
+    Id: Type.Integer(),
+    OrderId: Type.String(),
+    StrategyId: Type.Integer(),
+    StrategyName: Type.String(),
+    SignalId: Type.Integer(),
+    AvgPx: Nullable(Type.Number()),
+    OrderType: Type.String({ description: "1 Market, 2 Limit, 3 Stop" }),
+    Side: Type.String({ description: "1 Buy, 2 Sell" }),
+    OpenClose: Type.String({ description: "O open, C close" }),
+    OrderQuantity: Type.Number(),
+    Limit: Nullable(Type.Number()),
+    Stop: Nullable(Type.Number()),
+    TIF: Type.String({ description: "0 Day, 1 Good-till-canceled" }),
+    ProfitTarget: Nullable(Type.Number()),
+    StopLoss: Nullable(Type.Number()),
+    DoNotCreateOCAGroup: Type.Boolean(),
+    CancelReplaceSignalId: Nullable(Type.Integer()),
+    ParentSignalId: Nullable(Type.Integer()),
+    ParkedUntilDate: Nullable(DateTime()),
+    DoNotSyncToOpen: Type.Boolean(),
+    ServiceSymbol: ServiceSymbolRecord,
+    ExchangeSymbol: ExchangeSymbolRecord,
+    RejectMessage: Nullable(Type.String()),
+    BrokerId: Nullable(Type.Integer()),
+    OrderStatus: Type.String({ description: "A, 0, 1, 2, 4, 5, 6, 8, C or E" }),
+    FilledQuantity: Type.Number(),
+    AvgFillPrice: Nullable(Type.Number()),
+    PostedDate: DateTime(),
+    SignalType: Type.Integer({
+      description: "1 sent by the owner, 4 profit-target exit, 5 stop-loss exit, 6 made by SetDesiredPositions",
+    }),
+    Info: Nullable(Type.String()),
+  },
+  { title: "OrderStatus" },
+);
+
+export const PositionRecord = Type.Object(
+  {
+    StrategyId: Type.Integer(),
+    Quantity: Type.Number({ description: "Signed: below zero is short" }),
+    AvgPx: Type.Number(),
+    ServiceSymbol: ServiceSymbolRecord,
+    ExchangeSymbol: ExchangeSymbolRecord,
+    StrategyName: Type.String(),
+    Currency: Type.String(),
+    OpenedDate: DateTime(),
+  },
+  { title: "Position" },
+);
+
+export const SignalIdRecord = Type.Object(
+  {
+    SignalId: Type.Integer(),
+    ProfitTargetSignalId: Nullable(Type.Integer()),
+    StopLossSignalId: Nullable(Type.Integer()),
+    ExitSignalsOCAGroupId: Nullable(Type.Integer()),
+    ParkedUntilDate: Nullable(DateTime()),
+  },
+  { title: "SignalId" },
+);
+
+/** An order row of SetDesiredPositions: rejected orders have no SignalId. */
+const DesiredPositionsOrderRecord = Type.Object(
+  {
+    SignalId: Nullable(Type.Integer()),
+    OrderStatus: Type.String(),
+    OrderType: Type.String(),
+    Side: Type.String(),
+    OpenClose: Type.String(),
+    OrderQuantity: Type.Number(),
+    Limit: Nullable(Type.Number()),
+    Stop: Nullable(Type.Number()),
+    TIF: Type.String(),
+    FilledQuantity: Type.Number(),
+    AvgFillPrice: Nullable(Type.Number()),
+    PostedDate: Nullable(DateTime()),
+    ServiceSymbol: ServiceSymbolRecord,
+    ExchangeSymbol: ExchangeSymbolRecord,
+    RejectMessage: Nullable(Type.String()),
+  },
+  { title: "DesiredPositionsOrder" },
+);
+
+export const SetDesiredPositionsRecord = Type.Object(
+  {
+    NewSignals: Type.Array(DesiredPositionsOrderRecord),
+    CanceledSignals: Type.Array(DesiredPositionsOrderRecord),
+    RejectedSignals: Type.Array(DesiredPositionsOrderRecord),
+  },
+  { title: "SetDesiredPositionsResult" },
+);

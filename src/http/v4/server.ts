@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from "pino";
 import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
+import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
@@ -17,7 +18,7 @@ import type { RateLimiter } from "../rate-limit.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
 import { failureBody, successBody } from "./envelope.js";
 import { openApiDocument } from "./openapi.js";
-import { inputSource, type Operation, type OperationContext, type V4Server } from "./operation.js";
+import { inputSource, type Operation, type OperationContext, pathOf, type V4Server } from "./operation.js";
 import { PAGINATION_INPUT, paginationInput } from "./pagination.js";
 
 export interface V4Dependencies {
@@ -29,6 +30,7 @@ export interface V4Dependencies {
   readonly operations: readonly Operation[];
   readonly sessions: KeySessions;
   readonly market: MarketData;
+  readonly fillLoop: FillLoop;
 }
 
 declare module "fastify" {
@@ -121,7 +123,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
 
   app.route({
     method: operation.method,
-    url: operation.path,
+    url: pathOf(operation, server),
     handler: async (request, reply) => {
       const authentication = request.authentication;
       if (!authentication) return sendFailure(reply, refuse("KeyRequired"));
@@ -147,6 +149,8 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
       const ctx: OperationContext = {
         ...deps.runtime,
         market: deps.market,
+        orderEvents: deps.fillLoop,
+        fillLoop: deps.fillLoop,
         caller,
         presentedKey: request.presentedKey,
         server,

@@ -2,6 +2,7 @@ import type { Operation } from "./operation.js";
 import { generalOperations } from "./operations/general.js";
 import { instrumentationOperations } from "./operations/instrumentation.js";
 import { kycOperations } from "./operations/kyc.js";
+import { orderOperations } from "./operations/orders.js";
 import { profileOperations } from "./operations/profiles.js";
 import { sandboxOperations } from "./operations/sandbox.js";
 import { siteOperations } from "./operations/sites.js";
@@ -16,6 +17,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...kycOperations,
   ...instrumentationOperations,
   ...strategyOperations,
+  ...orderOperations,
   ...symbolOperations,
   ...sandboxOperations,
 ];

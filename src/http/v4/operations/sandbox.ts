@@ -17,30 +17,36 @@ export const sandboxOperations = [
     method: "POST",
     path: "/Sandbox/SetClock",
     servers: ["WL", "GEN", "GEO"],
-    summary: "Sets the service clock to Now; from then on it stands still until set or advanced again.",
+    summary:
+      "Sets the service clock to Now; from then on it stands still until set or advanced again. Orders due to be released or expired by then are, before the answer.",
     input: Type.Object({ Now: DateTime({ description: "ISO 8601; UTC unless an offset is given" }) }),
     result: ClockRecord,
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
-    handler: async (ctx, input) => [
-      { Now: await applyClockSetting(ctx.storage, ctx.clock, { kind: "fixed", atMs: Date.parse(input.Now) }) },
-    ],
+    handler: async (ctx, input) => {
+      const now = await applyClockSetting(ctx.storage, ctx.clock, { kind: "fixed", atMs: Date.parse(input.Now) });
+      await ctx.fillLoop.catchUp();
+      return [{ Now: now }];
+    },
   }),
   defineOperation({
     id: "AdvanceClock",
     method: "POST",
     path: "/Sandbox/AdvanceClock",
     servers: ["WL", "GEN", "GEO"],
-    summary: "Moves the service clock forward by Seconds; it stands still afterwards.",
+    summary:
+      "Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired before the answer.",
     input: Type.Object({ Seconds: Type.Number({ minimum: 0, maximum: 3.2e9 }) }),
     result: ClockRecord,
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
-    handler: async (ctx, input) => [
-      { Now: await applyClockSetting(ctx.storage, ctx.clock, ctx.clock.advancedBy(input.Seconds)) },
-    ],
+    handler: async (ctx, input) => {
+      const now = await applyClockSetting(ctx.storage, ctx.clock, ctx.clock.advancedBy(input.Seconds));
+      await ctx.fillLoop.catchUp();
+      return [{ Now: now }];
+    },
   }),
   defineOperation({
     id: "SetQuote",
@@ -48,7 +54,7 @@ export const sandboxOperations = [
     path: "/Sandbox/SetQuote",
     servers: ["WL", "GEN", "GEO"],
     summary:
-      "Sets a symbol's quote by hand. From then on the simulated or replayed feed leaves that symbol alone, so scenarios stay deterministic.",
+      "Sets a symbol's quote by hand and works the orders it fills before answering. From then on the simulated or replayed feed leaves that symbol alone, so scenarios stay deterministic.",
     input: Type.Object({
       Symbol: Type.String({
         minLength: 1,
@@ -74,6 +80,7 @@ export const sandboxOperations = [
         bidSize: input.BidSize,
         askSize: input.AskSize,
       });
+      await ctx.fillLoop.quoteChanged(quote);
       return [
         {
           Symbol: quote.symbol,

@@ -1,0 +1,217 @@
+import { localDate } from "../calendar.js";
+import { abs, compare, type Decimal, decimal, formatDecimal, isMultipleOf, ONE, sign, ZERO } from "../decimal.js";
+import type { ErrorEntry } from "../errors.js";
+import type { OrderType, Side } from "../fills.js";
+import type { Instrument } from "../symbols/instrument.js";
+
+/**
+ * What an order asks for, fixed when it is placed: the instrument, type,
+ * side, quantity, prices and time in force. Its changing state (status,
+ * fills) is the OrderState of the book.
+ */
+export type OpenClose = "open" | "close";
+export type TimeInForce = "day" | "gtc";
+
+/**
+ * Why an order exists (OrderStatus.SignalType): 1 an order the strategy's
+ * owner sent, 4 the profit-target exit of an entry, 5 its stop-loss exit,
+ * 6 an order SetDesiredPositions made.
+ */
+export const SIGNAL_TYPES = { owner: 1, profitTarget: 4, stopLoss: 5, desiredPositions: 6 } as const;
+export type SignalType = (typeof SIGNAL_TYPES)[keyof typeof SIGNAL_TYPES];
+
+export interface OrderTerms {
+  readonly instrument: Instrument;
+  readonly type: OrderType;
+  readonly side: Side;
+  readonly openClose: OpenClose;
+  readonly tif: TimeInForce;
+  readonly quantity: Decimal;
+  readonly limit: Decimal | null;
+  readonly stop: Decimal | null;
+  readonly profitTarget: Decimal | null;
+  readonly stopLoss: Decimal | null;
+  readonly signalType: SignalType;
+}
+
+/** An order as a client sends it, numbers already read as decimals. */
+export interface OrderRequest {
+  readonly instrument: Instrument;
+  readonly type: OrderType;
+  readonly side: Side;
+  readonly tif: TimeInForce;
+  readonly quantity: Decimal;
+  readonly openClose?: OpenClose | undefined;
+  readonly limit?: Decimal | undefined;
+  readonly stop?: Decimal | undefined;
+  readonly profitTarget?: Decimal | undefined;
+  readonly stopLoss?: Decimal | undefined;
+  /** The order waits for another to fill: position checks wait for the fill too. */
+  readonly conditional: boolean;
+}
+
+export type TermsCheck =
+  | { readonly ok: true; readonly terms: OrderTerms }
+  | { readonly ok: false; readonly errors: readonly ErrorEntry[] };
+
+const SUB_DOLLAR_TICK = decimal("0.0001");
+
+/** The price grid of an instrument at a price: US stocks below $1 trade in 0.0001s. */
+export function tickAt(instrument: Instrument, price: Decimal): Decimal {
+  return instrument.symbolType === "stock" && compare(price, ONE) < 0 ? SUB_DOLLAR_TICK : instrument.tickSize;
+}
+
+/** Whether the contract (future) or option can no longer trade on the New York date of `atMs`. */
+export function hasExpired(instrument: Instrument, atMs: number): boolean {
+  if (instrument.expiry === null) return false;
+  const today = localDate("America/New_York", atMs);
+  const todayText = `${today.year}-${String(today.month).padStart(2, "0")}-${String(today.day).padStart(2, "0")}`;
+  // Options trade through their expiry date; a futures contract through its contract month.
+  return instrument.symbolType === "future" ? todayText.slice(0, 7) > instrument.expiry : todayText > instrument.expiry;
+}
+
+/** The side that reduces a position of this signed quantity. */
+const closingSide = (held: Decimal): Side | null => (sign(held) > 0 ? "sell" : sign(held) < 0 ? "buy" : null);
+
+/**
+ * Checks an order against the rules of the simulated broker and the
+ * strategy's position in the instrument, and settles whether it opens or
+ * closes:
+ *
+ * - whole shares, contracts or units; prices positive and on the tick grid;
+ *   a limit exactly for limit orders and a stop exactly for stop orders;
+ * - OpenClose absent: a close when the order reduces the position, else an open;
+ * - a close must reduce the position and may not be larger than it (send a
+ *   close and then an open to reverse); an open may not go against a position;
+ *   orders conditional on another wait for that fill, so these position checks
+ *   are left to the fill, which never closes more than is held;
+ * - ProfitTarget and StopLoss only on opening orders, on the profitable and the
+ *   losing side of the entry's price.
+ */
+export function checkOrder(request: OrderRequest, held: Decimal, nowMs: number, field = "Order"): TermsCheck {
+  const errors: ErrorEntry[] = [];
+  const invalid = (name: string, message: string) =>
+    errors.push({ name: "InvalidValue", field: `${field}.${name}`, message });
+  const { instrument } = request;
+  if (hasExpired(instrument, nowMs)) {
+    errors.push({
+      name: "InvalidSymbol",
+      field: `${field}.ServiceSymbol`,
+      message: `${instrument.fullSymbol} has expired`,
+    });
+  }
+  if (compare(request.quantity, ZERO) <= 0 || !isMultipleOf(request.quantity, ONE)) {
+    invalid("OrderQuantity", "OrderQuantity must be a positive whole number of shares, contracts or units");
+  }
+  const price = (name: string, value: Decimal | undefined): Decimal | null => {
+    if (value === undefined) return null;
+    if (compare(value, ZERO) <= 0) {
+      invalid(name, `${name} must be positive`);
+      return null;
+    }
+    const tick = tickAt(instrument, value);
+    if (!isMultipleOf(value, tick)) {
+      invalid(name, `${name} must be a multiple of the tick size ${formatDecimal(tick)} for ${instrument.fullSymbol}`);
+    }
+    return value;
+  };
+  const limit = price("Limit", request.limit);
+  const stop = price("Stop", request.stop);
+  const profitTarget = price("ProfitTarget", request.profitTarget);
+  const stopLoss = price("StopLoss", request.stopLoss);
+  const needs = (name: "Limit" | "Stop", value: Decimal | undefined, wanted: boolean) => {
+    if (wanted && value === undefined) {
+      errors.push({
+        name: "MissingValue",
+        field: `${field}.${name}`,
+        message: `A ${request.type} order needs ${name}`,
+      });
+    }
+    if (!wanted && value !== undefined) invalid(name, `A ${request.type} order takes no ${name}`);
+  };
+  needs("Limit", request.limit, request.type === "limit");
+  needs("Stop", request.stop, request.type === "stop");
+
+  const reducing = closingSide(held) === request.side;
+  const openClose: OpenClose = request.openClose ?? (reducing ? "close" : "open");
+  if (!request.conditional) {
+    if (openClose === "close" && !reducing) {
+      invalid(
+        "OpenClose",
+        `There is no ${request.side === "sell" ? "long" : "short"} position in ${instrument.fullSymbol} to close`,
+      );
+    } else if (openClose === "close" && compare(request.quantity, abs(held)) > 0) {
+      invalid(
+        "OrderQuantity",
+        `The closing order is larger than the position of ${formatDecimal(abs(held))}: close it, then open the other way`,
+      );
+    } else if (openClose === "open" && reducing) {
+      invalid(
+        "OpenClose",
+        `The strategy is ${sign(held) > 0 ? "long" : "short"} ${instrument.fullSymbol}: close first`,
+      );
+    }
+  }
+  if ((profitTarget !== null || stopLoss !== null) && openClose === "close") {
+    invalid(
+      profitTarget !== null ? "ProfitTarget" : "StopLoss",
+      "Only opening orders take a profit target or stop loss",
+    );
+  }
+  const entry = limit ?? stop;
+  const buying = request.side === "buy";
+  const above = (a: Decimal | null, b: Decimal | null) => a !== null && b !== null && compare(a, b) <= 0;
+  if (
+    buying ? above(profitTarget, entry) || above(entry, stopLoss) : above(entry, profitTarget) || above(stopLoss, entry)
+  ) {
+    invalid(
+      "ProfitTarget",
+      `For a ${buying ? "buy" : "sell"} entry the profit target is ${buying ? "above" : "below"} and the stop loss ${buying ? "below" : "above"} the entry price`,
+    );
+  } else if (buying ? above(profitTarget, stopLoss) : above(stopLoss, profitTarget)) {
+    invalid(
+      "ProfitTarget",
+      `For a ${buying ? "buy" : "sell"} entry the profit target is ${buying ? "above" : "below"} the stop loss`,
+    );
+  }
+  if (errors.length > 0) return { ok: false, errors };
+  return {
+    ok: true,
+    terms: {
+      instrument,
+      type: request.type,
+      side: request.side,
+      openClose,
+      tif: request.tif,
+      quantity: request.quantity,
+      limit,
+      stop,
+      profitTarget,
+      stopLoss,
+      signalType: SIGNAL_TYPES.owner,
+    },
+  };
+}
+
+/** The closing children of an entry: a profit-target limit and a stop-loss stop, for the entry's quantity. */
+export function exitTermsOf(entry: OrderTerms): { profitTarget: OrderTerms | null; stopLoss: OrderTerms | null } {
+  const exit = {
+    instrument: entry.instrument,
+    side: (entry.side === "buy" ? "sell" : "buy") as Side,
+    openClose: "close" as const,
+    tif: entry.tif,
+    quantity: entry.quantity,
+    profitTarget: null,
+    stopLoss: null,
+  };
+  return {
+    profitTarget:
+      entry.profitTarget === null
+        ? null
+        : { ...exit, type: "limit", limit: entry.profitTarget, stop: null, signalType: SIGNAL_TYPES.profitTarget },
+    stopLoss:
+      entry.stopLoss === null
+        ? null
+        : { ...exit, type: "stop", limit: null, stop: entry.stopLoss, signalType: SIGNAL_TYPES.stopLoss },
+  };
+}

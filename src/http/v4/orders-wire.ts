@@ -1,0 +1,270 @@
+import { type Static, Type } from "@sinclair/typebox";
+import { parseLocalDateTime } from "../../core/datetime.js";
+import { type Decimal, decimal, div, isZero, parseDecimal, toNumber } from "../../core/decimal.js";
+import { type ErrorEntry, Refusal } from "../../core/errors.js";
+import type { OrderType, Side } from "../../core/fills.js";
+import type { OrderStatus } from "../../core/orders/status.js";
+import { ORDER_STATUS_CODES } from "../../core/orders/status.js";
+import type { OrderTerms, TimeInForce } from "../../core/orders/terms.js";
+import {
+  exchangeSymbolOf,
+  fromExchangeSymbol,
+  fromServiceSymbol,
+  type Instrument,
+  serviceSymbolOf,
+} from "../../core/symbols/instrument.js";
+import type { OrderView, PositionView } from "../../services/order-reads.js";
+import type { OrderInput } from "../../services/orders.js";
+import { instrumentOf } from "../../store/trading-state.js";
+import { Id } from "./schemas.js";
+
+/**
+ * The order wire format of WIRE.md (OrderDTO in, OrderStatus and Position
+ * out) and its translation to and from the services' terms.
+ */
+const Price = (description?: string) => Type.Number({ exclusiveMinimum: 0, ...(description ? { description } : {}) });
+
+export const ServiceSymbolInput = Type.Object({
+  FullSymbol: Type.String({ minLength: 1, maxLength: 40 }),
+  SymbolType: Type.Optional(
+    Type.Union([Type.Literal("stock"), Type.Literal("option"), Type.Literal("future"), Type.Literal("forex")]),
+  ),
+});
+
+export const ExchangeSymbolInput = Type.Object({
+  Symbol: Type.String({ minLength: 1, maxLength: 40 }),
+  SecurityType: Type.Union([Type.Literal("CS"), Type.Literal("FUT"), Type.Literal("OPT"), Type.Literal("FOR")]),
+  Currency: Type.Optional(Type.String({ maxLength: 3 })),
+  SecurityExchange: Type.Optional(Type.String({ maxLength: 10 })),
+  MaturityMonthYear: Type.Optional(Type.String({ maxLength: 8 })),
+  PutOrCall: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),
+  StrikePrice: Type.Optional(Type.Number({ minimum: 0 })),
+});
+
+export const OrderDto = Type.Object({
+  StrategyId: Id(),
+  OrderType: Type.Union([Type.Literal("1"), Type.Literal("2"), Type.Literal("3")], {
+    description: "1 Market, 2 Limit, 3 Stop",
+  }),
+  Side: Type.Union([Type.Literal("1"), Type.Literal("2")], { description: "1 Buy, 2 Sell" }),
+  TIF: Type.Optional(
+    Type.Union([Type.Literal("0"), Type.Literal("1")], { description: "0 Day (default), 1 Good-till-canceled" }),
+  ),
+  OrderQuantity: Type.Number({ exclusiveMinimum: 0, description: "Whole shares, contracts or units" }),
+  OpenClose: Type.Optional(
+    Type.Union([Type.Literal("O"), Type.Literal("C")], { description: "Inferred from the position when absent" }),
+  ),
+  Limit: Type.Optional(Price("Limit orders only")),
+  Stop: Type.Optional(Price("Stop orders only")),
+  ProfitTarget: Type.Optional(Price("Opening orders: a closing limit child")),
+  StopLoss: Type.Optional(Price("Opening orders: a closing stop child")),
+  DoNotCreateOCAGroup: Type.Optional(Type.Boolean()),
+  ParentSignalId: Type.Optional(Id({ description: "Works only after that signal fills" })),
+  CancelReplaceSignalId: Type.Optional(Id({ description: "The working signal this order replaces" })),
+  ParkedUntilDate: Type.Optional(
+    Type.String({ maxLength: 40, description: "Held until then: New York time unless an offset is given" }),
+  ),
+  DoNotSyncToOpen: Type.Optional(Type.Boolean()),
+  ServiceSymbol: Type.Optional(ServiceSymbolInput),
+  ExchangeSymbol: Type.Optional(ExchangeSymbolInput),
+});
+
+const ORDER_TYPES: Readonly<Record<string, OrderType>> = { "1": "market", "2": "limit", "3": "stop" };
+const ORDER_TYPE_CODES: Readonly<Record<OrderType, string>> = { market: "1", limit: "2", stop: "3" };
+export const orderTypeOfCode = (code: string): OrderType | undefined => ORDER_TYPES[code];
+
+/** The instrument a ServiceSymbol or ExchangeSymbol names (one is required); refusals name `field`. */
+export function readSymbol(
+  input: { ServiceSymbol?: Static<typeof ServiceSymbolInput>; ExchangeSymbol?: Static<typeof ExchangeSymbolInput> },
+  field: string,
+  errors: ErrorEntry[],
+): Instrument | null {
+  if (input.ServiceSymbol) {
+    const instrument = fromServiceSymbol(input.ServiceSymbol.FullSymbol, input.ServiceSymbol.SymbolType);
+    if (!instrument) {
+      errors.push({
+        name: "InvalidSymbol",
+        field: `${field}ServiceSymbol`,
+        message: `Unknown symbol ${input.ServiceSymbol.FullSymbol}`,
+      });
+    }
+    return instrument;
+  }
+  if (input.ExchangeSymbol) {
+    const e = input.ExchangeSymbol;
+    const instrument = fromExchangeSymbol({
+      symbol: e.Symbol,
+      securityType: e.SecurityType,
+      currency: e.Currency,
+      securityExchange: e.SecurityExchange,
+      maturityMonthYear: e.MaturityMonthYear,
+      putOrCall: e.PutOrCall,
+      strikePrice: e.StrikePrice,
+    });
+    if (!instrument) {
+      errors.push({ name: "InvalidSymbol", field: `${field}ExchangeSymbol`, message: `Unknown symbol ${e.Symbol}` });
+    }
+    return instrument;
+  }
+  errors.push({
+    name: "MissingValue",
+    field: `${field}ServiceSymbol`,
+    message: "ServiceSymbol or ExchangeSymbol is required",
+  });
+  return null;
+}
+
+/** A decimal from the wire; more than eight decimals is refused. */
+export function readDecimal(value: number, field: string, errors: ErrorEntry[]): Decimal {
+  const parsed = parseDecimal(value);
+  if (parsed === null) {
+    errors.push({ name: "InvalidValue", field, message: `${field} has more than 8 decimal places` });
+    return decimal(0);
+  }
+  return parsed;
+}
+
+/** The order of a NewStrategyOrder or ReplaceStrategyOrder body, in the services' terms. */
+export function readOrder(order: Static<typeof OrderDto>): OrderInput {
+  const errors: ErrorEntry[] = [];
+  const instrument = readSymbol(order, "Order.", errors);
+  const amount = (value: number | undefined, name: string) =>
+    value === undefined ? undefined : readDecimal(value, `Order.${name}`, errors);
+  let parkedUntilMs: number | undefined;
+  if (order.ParkedUntilDate !== undefined) {
+    const parked = parseLocalDateTime(order.ParkedUntilDate, "America/New_York");
+    if (!parked) {
+      errors.push({
+        name: "InvalidValue",
+        field: "Order.ParkedUntilDate",
+        message: "ParkedUntilDate is not a date-time",
+      });
+    } else parkedUntilMs = parked.getTime();
+  }
+  const input = {
+    strategyId: order.StrategyId,
+    type: ORDER_TYPES[order.OrderType] as OrderType,
+    side: (order.Side === "1" ? "buy" : "sell") as Side,
+    tif: (order.TIF === "1" ? "gtc" : "day") as TimeInForce,
+    quantity: readDecimal(order.OrderQuantity, "Order.OrderQuantity", errors),
+    openClose:
+      order.OpenClose === undefined ? undefined : order.OpenClose === "O" ? ("open" as const) : ("close" as const),
+    limit: amount(order.Limit, "Limit"),
+    stop: amount(order.Stop, "Stop"),
+    profitTarget: amount(order.ProfitTarget, "ProfitTarget"),
+    stopLoss: amount(order.StopLoss, "StopLoss"),
+    parentSignalId: order.ParentSignalId,
+    cancelReplaceSignalId: order.CancelReplaceSignalId,
+    parkedUntilMs,
+    doNotCreateOcaGroup: order.DoNotCreateOCAGroup,
+    doNotSyncToOpen: order.DoNotSyncToOpen,
+  };
+  if (errors.length > 0 || !instrument) throw new Refusal(errors);
+  return { ...input, instrument };
+}
+
+const number = (text: string | null) => (text === null ? null : toNumber(decimal(text)));
+
+function averageFill(filledQuantity: string, filledNotional: string): number | null {
+  const filled = decimal(filledQuantity);
+  return isZero(filled) ? null : toNumber(div(decimal(filledNotional), filled));
+}
+
+const TIF_CODES: Readonly<Record<TimeInForce, string>> = { day: "0", gtc: "1" };
+
+/** An OrderStatus record. */
+export function orderStatusOf(row: OrderView) {
+  const instrument = instrumentOf(row.symbol, row.symbol_type);
+  const average = averageFill(row.filled_quantity, row.filled_notional);
+  return {
+    Id: row.id,
+    OrderId: String(row.id),
+    StrategyId: row.strategy_id,
+    StrategyName: row.strategy_name,
+    SignalId: row.id,
+    AvgPx: average,
+    OrderType: ORDER_TYPE_CODES[row.order_type],
+    Side: row.side === "buy" ? "1" : "2",
+    OpenClose: row.open_close === "open" ? "O" : "C",
+    OrderQuantity: toNumber(decimal(row.quantity)),
+    Limit: number(row.limit_price),
+    Stop: number(row.stop_price),
+    TIF: TIF_CODES[row.tif],
+    ProfitTarget: number(row.profit_target),
+    StopLoss: number(row.stop_loss),
+    DoNotCreateOCAGroup: row.do_not_create_oca === 1,
+    CancelReplaceSignalId: row.cancel_replace_id,
+    ParentSignalId: row.parent_id,
+    ParkedUntilDate: row.parked_until === null ? null : new Date(row.parked_until),
+    DoNotSyncToOpen: row.do_not_sync_to_open === 1,
+    ServiceSymbol: serviceSymbolOf(instrument),
+    ExchangeSymbol: exchangeSymbolOf(instrument),
+    RejectMessage: row.status === "Rejected" ? row.info : null,
+    BrokerId: null,
+    OrderStatus: ORDER_STATUS_CODES[row.status as OrderStatus],
+    FilledQuantity: toNumber(decimal(row.filled_quantity)),
+    AvgFillPrice: average,
+    PostedDate: new Date(row.posted_at),
+    SignalType: row.signal_type,
+    Info: row.info,
+  };
+}
+
+/** A row of SetDesiredPositions' lists. */
+export function desiredPositionsOrderOf(row: OrderView) {
+  const status = orderStatusOf(row);
+  return {
+    SignalId: status.SignalId,
+    OrderStatus: status.OrderStatus,
+    OrderType: status.OrderType,
+    Side: status.Side,
+    OpenClose: status.OpenClose,
+    OrderQuantity: status.OrderQuantity,
+    Limit: status.Limit,
+    Stop: status.Stop,
+    TIF: status.TIF,
+    FilledQuantity: status.FilledQuantity,
+    AvgFillPrice: status.AvgFillPrice,
+    PostedDate: status.PostedDate,
+    ServiceSymbol: status.ServiceSymbol,
+    ExchangeSymbol: status.ExchangeSymbol,
+    RejectMessage: status.RejectMessage,
+  };
+}
+
+/** A rejected (never stored) order of SetDesiredPositions. */
+export function rejectedOrderOf(terms: OrderTerms, reason: string) {
+  return {
+    SignalId: null,
+    OrderStatus: ORDER_STATUS_CODES.Rejected,
+    OrderType: ORDER_TYPE_CODES[terms.type],
+    Side: terms.side === "buy" ? "1" : "2",
+    OpenClose: terms.openClose === "open" ? "O" : "C",
+    OrderQuantity: toNumber(terms.quantity),
+    Limit: terms.limit === null ? null : toNumber(terms.limit),
+    Stop: terms.stop === null ? null : toNumber(terms.stop),
+    TIF: TIF_CODES[terms.tif],
+    FilledQuantity: 0,
+    AvgFillPrice: null,
+    PostedDate: null,
+    ServiceSymbol: serviceSymbolOf(terms.instrument),
+    ExchangeSymbol: exchangeSymbolOf(terms.instrument),
+    RejectMessage: reason,
+  };
+}
+
+/** A Position record. */
+export function positionOf(row: PositionView) {
+  const instrument = instrumentOf(row.symbol, row.symbol_type);
+  const quantity = decimal(row.quantity);
+  return {
+    StrategyId: row.strategy_id,
+    Quantity: toNumber(quantity),
+    AvgPx: toNumber(div(decimal(row.cost), quantity)),
+    ServiceSymbol: serviceSymbolOf(instrument),
+    ExchangeSymbol: exchangeSymbolOf(instrument),
+    StrategyName: row.strategy_name,
+    Currency: instrument.currency,
+    OpenedDate: new Date(row.opened_at),
+  };
+}

@@ -1,0 +1,177 @@
+import { abs, compare, type Decimal, isMultipleOf, isZero, ONE, sign, sub, ZERO } from "../core/decimal.js";
+import { type ErrorEntry, Refusal } from "../core/errors.js";
+import type { Side } from "../core/fills.js";
+import { type BookEvent, cancel, submit } from "../core/orders/book.js";
+import { type TradingState, withBook } from "../core/orders/execution.js";
+import { TERMINAL } from "../core/orders/status.js";
+import { hasExpired, type OrderTerms, SIGNAL_TYPES } from "../core/orders/terms.js";
+import type { Instrument } from "../core/symbols/instrument.js";
+import { insertOrder } from "../store/trading-state.js";
+import type { OrderView } from "./order-reads.js";
+import { checkBuyingPower } from "./orders.js";
+import { marketViewAt, type TradingContext, tradeOn } from "./trading.js";
+
+/**
+ * SetDesiredPositions: the owner states the portfolio the strategy must
+ * hold; the service cancels the strategy's live orders (they would move it
+ * elsewhere) and sends market orders (GTC, so they wait for a closed market
+ * to open) for every difference: positions left out are closed, a position
+ * on the other side is closed and then opened the other way (the opening
+ * order waits for the close to fill). An opening order the account cannot
+ * afford is rejected (not stored) and reported.
+ */
+export interface DesiredPosition {
+  readonly instrument: Instrument;
+  /** Signed: below zero is short. */
+  readonly quantity: Decimal;
+}
+
+export interface RejectedOrder {
+  readonly terms: OrderTerms;
+  readonly reason: string;
+}
+
+export interface DesiredPositionsOutcome {
+  readonly newSignals: readonly OrderView[];
+  readonly canceledSignals: readonly OrderView[];
+  readonly rejectedSignals: readonly RejectedOrder[];
+}
+
+const marketOrder = (
+  instrument: Instrument,
+  side: Side,
+  quantity: Decimal,
+  openClose: "open" | "close",
+): OrderTerms => ({
+  instrument,
+  type: "market",
+  side,
+  openClose,
+  tif: "gtc",
+  quantity,
+  limit: null,
+  stop: null,
+  profitTarget: null,
+  stopLoss: null,
+  signalType: SIGNAL_TYPES.desiredPositions,
+});
+
+function checkDesired(positions: readonly DesiredPosition[], nowMs: number): void {
+  const errors: ErrorEntry[] = [];
+  const seen = new Set<string>();
+  positions.forEach((position, index) => {
+    const field = `Positions[${index}]`;
+    if (isZero(position.quantity) || !isMultipleOf(position.quantity, ONE)) {
+      errors.push({
+        name: "InvalidValue",
+        field: `${field}.Quantity`,
+        message: "Quantity must be a whole number other than zero",
+      });
+    }
+    if (hasExpired(position.instrument, nowMs)) {
+      errors.push({
+        name: "InvalidSymbol",
+        field: `${field}.ServiceSymbol`,
+        message: `${position.instrument.fullSymbol} has expired`,
+      });
+    }
+    if (seen.has(position.instrument.fullSymbol)) {
+      errors.push({ name: "InvalidValue", field, message: `${position.instrument.fullSymbol} is listed twice` });
+    }
+    seen.add(position.instrument.fullSymbol);
+  });
+  if (errors.length > 0) throw new Refusal(errors);
+}
+
+export async function setDesiredPositions(
+  ctx: TradingContext,
+  strategyId: number,
+  positions: readonly DesiredPosition[],
+): Promise<DesiredPositionsOutcome> {
+  checkDesired(positions, ctx.clock.nowMs());
+  const outcome = await tradeOn(ctx, strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
+    const events: BookEvent[] = [];
+    let state: TradingState = loaded;
+    const canceled: number[] = [];
+    for (const order of loaded.book.values()) {
+      if (TERMINAL.has(state.book.get(order.id)?.state.status ?? "Filled")) continue;
+      const before = state.book;
+      state = withBook(state, cancel(state.book, order.id), events);
+      for (const [id, after] of state.book) {
+        if (after.state.status === "Canceled" && before.get(id)?.state.status !== "Canceled") canceled.push(id);
+      }
+    }
+    const wanted = new Map(positions.map((p) => [p.instrument.fullSymbol, p]));
+    const instruments = new Map<string, Instrument>();
+    for (const held of state.positions.values()) instruments.set(held.instrument.fullSymbol, held.instrument);
+    for (const p of positions) instruments.set(p.instrument.fullSymbol, p.instrument);
+    const created: number[] = [];
+    const rejected: RejectedOrder[] = [];
+    const market = marketViewAt(ctx.market, nowMs);
+    const add = async (terms: OrderTerms, parentId: number | null): Promise<number> => {
+      const id = await insertOrder(
+        tx,
+        strategy.id,
+        {
+          terms,
+          parentId,
+          ocaGroupId: null,
+          cancelReplaceId: null,
+          parkedUntilMs: null,
+          doNotCreateOca: false,
+          doNotSyncToOpen: false,
+        },
+        nowMs,
+      );
+      state = { ...state, terms: new Map(state.terms).set(id, terms) };
+      state = withBook(state, submit(state.book, { id, quantity: terms.quantity, parentId }, nowMs), events);
+      created.push(id);
+      return id;
+    };
+    for (const [symbol, instrument] of [...instruments].sort(([a], [b]) => a.localeCompare(b))) {
+      const held = state.positions.get(symbol)?.position.quantity ?? ZERO;
+      const target = wanted.get(symbol)?.quantity ?? ZERO;
+      if (compare(held, target) === 0) continue;
+      let closeId: number | null = null;
+      let toOpen = target;
+      if (!isZero(held)) {
+        const reversing = sign(target) !== sign(held);
+        const shrinking = !reversing && compare(abs(target), abs(held)) < 0;
+        if (reversing || shrinking) {
+          const quantity = reversing ? abs(held) : abs(sub(held, target));
+          closeId = await add(marketOrder(instrument, sign(held) > 0 ? "sell" : "buy", quantity, "close"), null);
+          toOpen = reversing ? target : ZERO;
+        } else {
+          toOpen = sub(target, held);
+        }
+      }
+      if (isZero(toOpen)) continue;
+      const terms = marketOrder(instrument, sign(toOpen) > 0 ? "buy" : "sell", abs(toOpen), "open");
+      try {
+        checkBuyingPower(state, terms, market);
+      } catch (error) {
+        if (!(error instanceof Refusal)) throw error;
+        rejected.push({ terms, reason: error.message });
+        continue;
+      }
+      await add(terms, closeId);
+    }
+    return { state, result: { created, canceled, rejected } };
+  });
+  const rows = async (ids: readonly number[]) =>
+    ids.length === 0
+      ? []
+      : ((await ctx.storage.db
+          .selectFrom("orders as o")
+          .innerJoin("strategies as st", "st.id", "o.strategy_id")
+          .selectAll("o")
+          .select("st.name as strategy_name")
+          .where("o.id", "in", [...ids])
+          .orderBy("o.id")
+          .execute()) as OrderView[]);
+  return {
+    newSignals: await rows(outcome.created),
+    canceledSignals: await rows(outcome.canceled),
+    rejectedSignals: outcome.rejected,
+  };
+}

@@ -1,0 +1,146 @@
+import { refuse } from "../core/errors.js";
+import type { OrderType } from "../core/fills.js";
+import { ACTIVE, type OrderStatus } from "../core/orders/status.js";
+import type { SecurityType } from "../core/symbols/instrument.js";
+import { fetchPage, type Page, type PageRequest } from "../store/page.js";
+import type { PositionsTable } from "../store/schema.js";
+import type { OrderRow } from "../store/trading-state.js";
+import type { Tx } from "../store/transaction.js";
+import type { RequestContext } from "./runtime.js";
+import { mayTrade } from "./trading.js";
+
+/**
+ * Reading a strategy's orders and positions. Only those who may trade a
+ * strategy read its orders and positions (subscribers come with the
+ * subscriptions issue); a strategy that does not exist is 404, one the caller
+ * may not read is 403.
+ */
+export type OrderView = OrderRow & { readonly strategy_name: string };
+export type PositionView = PositionsTable & { readonly strategy_name: string };
+
+const SYMBOL_TYPES: Readonly<Record<SecurityType, string>> = {
+  CS: "stock",
+  OPT: "option",
+  FUT: "future",
+  FOR: "forex",
+};
+
+async function readableStrategies(tx: Tx, ctx: RequestContext, ids: readonly number[], field: string) {
+  const unique = [...new Set(ids)];
+  const rows = await tx
+    .selectFrom("strategies")
+    .select([
+      "id",
+      "name",
+      "owner_person_id",
+      "white_label_site_id",
+      "cash",
+      "starting_capital",
+      "is_private",
+      "trading_version",
+    ])
+    .where("id", "in", unique)
+    .execute();
+  for (const id of unique) {
+    const strategy = rows.find((row) => row.id === id);
+    if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${id}` });
+    if (!(await mayTrade(tx, ctx.caller, strategy))) {
+      throw refuse("Forbidden", {
+        field,
+        message: `Strategy ${id}'s orders and positions are not visible to this key`,
+      });
+    }
+  }
+  return rows;
+}
+
+function orders(tx: Tx) {
+  return tx
+    .selectFrom("orders as o")
+    .innerJoin("strategies as st", "st.id", "o.strategy_id")
+    .selectAll("o")
+    .select("st.name as strategy_name");
+}
+
+export interface ActiveOrdersQuery {
+  readonly strategyIds: readonly number[];
+  readonly securityType?: SecurityType | undefined;
+  readonly orderType?: OrderType | undefined;
+}
+
+/** GetStrategyActiveOrders: working and held orders, oldest first. */
+export async function activeOrders(ctx: RequestContext, query: ActiveOrdersQuery): Promise<OrderView[]> {
+  const tx = ctx.storage.db;
+  await readableStrategies(tx, ctx, query.strategyIds, "StrategyIds");
+  let q = orders(tx)
+    .where("o.strategy_id", "in", [...new Set(query.strategyIds)])
+    .where("o.status", "in", [...ACTIVE]);
+  if (query.securityType) q = q.where("o.symbol_type", "=", SYMBOL_TYPES[query.securityType]);
+  if (query.orderType) q = q.where("o.order_type", "=", query.orderType);
+  return (await q.orderBy("o.id").execute()) as OrderView[];
+}
+
+export interface HistoricalOrdersQuery {
+  readonly strategyId?: number | undefined;
+  readonly signalId?: number | undefined;
+  readonly status?: OrderStatus | undefined;
+  readonly startMs?: number | undefined;
+  readonly endMs?: number | undefined;
+}
+
+/** Statuses of orders that are history: ended one way or another. */
+const HISTORICAL: readonly OrderStatus[] = ["Filled", "Canceled", "Expired", "Replaced", "Rejected"];
+
+/**
+ * GetStrategyHistoricalOrders: ended orders of a strategy (or the one signal
+ * named, in whatever state), by PostedDate within [StartDate, EndDate).
+ */
+export async function historicalOrders(
+  ctx: RequestContext,
+  query: HistoricalOrdersQuery,
+  page: PageRequest,
+): Promise<Page<OrderView>> {
+  const tx = ctx.storage.db;
+  if (query.strategyId === undefined && query.signalId === undefined) {
+    throw refuse("MissingValue", { field: "StrategyId", message: "StrategyId or SignalId is required" });
+  }
+  let strategyId = query.strategyId;
+  if (query.signalId !== undefined) {
+    const signal = await tx
+      .selectFrom("orders")
+      .select("strategy_id")
+      .where("id", "=", query.signalId)
+      .executeTakeFirst();
+    if (!signal || (strategyId !== undefined && signal.strategy_id !== strategyId)) {
+      throw refuse("NotFound", { field: "SignalId", message: `No signal ${query.signalId}` });
+    }
+    strategyId = signal.strategy_id;
+  }
+  await readableStrategies(tx, ctx, [strategyId as number], query.signalId !== undefined ? "SignalId" : "StrategyId");
+  let q = orders(tx).where("o.strategy_id", "=", strategyId as number);
+  if (query.signalId !== undefined) q = q.where("o.id", "=", query.signalId);
+  else q = q.where("o.status", "in", [...HISTORICAL]);
+  if (query.status) q = q.where("o.status", "=", query.status);
+  if (query.startMs !== undefined) q = q.where("o.posted_at", ">=", query.startMs);
+  if (query.endMs !== undefined) q = q.where("o.posted_at", "<", query.endMs);
+  return (await fetchPage(q, ["o.id"], (row) => [row.id], page)) as Page<OrderView>;
+}
+
+export interface OpenPositionsQuery {
+  readonly strategyIds: readonly number[];
+  readonly securityType?: SecurityType | undefined;
+}
+
+/** GetStrategyOpenPositions: the open positions of the strategies, by strategy and symbol. */
+export async function openPositions(ctx: RequestContext, query: OpenPositionsQuery): Promise<PositionView[]> {
+  const tx = ctx.storage.db;
+  await readableStrategies(tx, ctx, query.strategyIds, "StrategyIds");
+  let q = tx
+    .selectFrom("positions as p")
+    .innerJoin("strategies as st", "st.id", "p.strategy_id")
+    .selectAll("p")
+    .select("st.name as strategy_name")
+    .where("p.strategy_id", "in", [...new Set(query.strategyIds)]);
+  if (query.securityType) q = q.where("p.symbol_type", "=", SYMBOL_TYPES[query.securityType]);
+  return q.orderBy("p.strategy_id").orderBy("p.symbol").execute();
+}

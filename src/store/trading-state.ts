@@ -1,0 +1,304 @@
+import { sql } from "kysely";
+import { type Decimal, decimal, formatDecimal } from "../core/decimal.js";
+import type { BookOrder } from "../core/orders/book.js";
+import type { FillRecord, HeldPosition, TradingState } from "../core/orders/execution.js";
+import type { OrderState } from "../core/orders/order.js";
+import { ACTIVE, type OrderStatus, TERMINAL } from "../core/orders/status.js";
+import type { OrderTerms, SignalType } from "../core/orders/terms.js";
+import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
+import type { OrdersTable, StrategiesTable } from "./schema.js";
+import type { Backend } from "./storage.js";
+import type { Tx } from "./transaction.js";
+
+/**
+ * Loading and saving a strategy's trading state (src/core/orders/execution.ts)
+ * inside one transaction that holds the strategy's lock.
+ */
+export type StrategyRow = Pick<
+  StrategiesTable,
+  "name" | "owner_person_id" | "white_label_site_id" | "cash" | "starting_capital" | "is_private"
+> & { readonly id: number; readonly trading_version: number };
+
+export type OrderRow = Omit<
+  OrdersTable,
+  "id" | "filled_quantity" | "filled_notional" | "do_not_create_oca" | "do_not_sync_to_open"
+> & {
+  readonly id: number;
+  readonly filled_quantity: string;
+  readonly filled_notional: string;
+  readonly do_not_create_oca: number;
+  readonly do_not_sync_to_open: number;
+};
+
+export const LIVE_STATUSES: readonly OrderStatus[] = [...ACTIVE];
+
+const instruments = new Map<string, Instrument>();
+
+/** The instrument of a stored symbol (rows hold only canonical symbols, so this never fails). */
+export function instrumentOf(symbol: string, symbolType: string): Instrument {
+  const key = `${symbolType}:${symbol}`;
+  let instrument = instruments.get(key);
+  if (!instrument) {
+    instrument = fromServiceSymbol(symbol, symbolType) ?? undefined;
+    if (!instrument) throw new Error(`stored symbol ${symbol} (${symbolType}) is not in the symbol master`);
+    instruments.set(key, instrument);
+  }
+  return instrument;
+}
+
+/**
+ * Reads the strategy and takes its lock for the rest of the transaction: on
+ * PostgreSQL a row lock (two processes on one database queue here); SQLite
+ * transactions hold the database's write lock from their start.
+ */
+export async function lockStrategy(tx: Tx, backend: Backend, strategyId: number): Promise<StrategyRow | undefined> {
+  const query = tx
+    .selectFrom("strategies")
+    .select([
+      "id",
+      "name",
+      "owner_person_id",
+      "white_label_site_id",
+      "cash",
+      "starting_capital",
+      "is_private",
+      "trading_version",
+    ])
+    .where("id", "=", strategyId);
+  return backend === "postgres" ? query.forUpdate().executeTakeFirst() : query.executeTakeFirst();
+}
+
+export const termsOfRow = (row: OrderRow): OrderTerms => ({
+  instrument: instrumentOf(row.symbol, row.symbol_type),
+  type: row.order_type,
+  side: row.side,
+  openClose: row.open_close,
+  tif: row.tif,
+  quantity: decimal(row.quantity),
+  limit: row.limit_price === null ? null : decimal(row.limit_price),
+  stop: row.stop_price === null ? null : decimal(row.stop_price),
+  profitTarget: row.profit_target === null ? null : decimal(row.profit_target),
+  stopLoss: row.stop_loss === null ? null : decimal(row.stop_loss),
+  signalType: row.signal_type as SignalType,
+});
+
+export const stateOfRow = (row: OrderRow): OrderState => ({
+  status: row.status as OrderStatus,
+  quantity: decimal(row.quantity),
+  filledQuantity: decimal(row.filled_quantity),
+  filledNotional: decimal(row.filled_notional),
+  appliedEvents: [],
+});
+
+const bookOrderOf = (row: OrderRow): BookOrder => ({
+  id: row.id,
+  state: stateOfRow(row),
+  parentId: row.parent_id,
+  ocaGroup: row.oca_group_id,
+  parkedUntilMs: row.parked_until,
+});
+
+/** The live orders of the strategy and the parents they wait on. */
+export async function liveOrderRows(tx: Tx, strategyId: number): Promise<OrderRow[]> {
+  const live = await tx
+    .selectFrom("orders")
+    .selectAll()
+    .where("strategy_id", "=", strategyId)
+    .where("status", "in", LIVE_STATUSES)
+    .orderBy("id")
+    .execute();
+  const loaded = new Set(live.map((row) => row.id));
+  const parents = [...new Set(live.map((row) => row.parent_id).filter((id): id is number => id !== null))].filter(
+    (id) => !loaded.has(id),
+  );
+  if (parents.length === 0) return live;
+  const parentRows = await tx.selectFrom("orders").selectAll().where("id", "in", parents).execute();
+  return [...live, ...parentRows];
+}
+
+export async function loadTradingState(tx: Tx, strategy: StrategyRow): Promise<TradingState> {
+  const rows = await liveOrderRows(tx, strategy.id);
+  const positionRows = await tx.selectFrom("positions").selectAll().where("strategy_id", "=", strategy.id).execute();
+  const positions = new Map<string, HeldPosition>();
+  for (const row of positionRows) {
+    positions.set(row.symbol, {
+      instrument: instrumentOf(row.symbol, row.symbol_type),
+      position: { quantity: decimal(row.quantity), cost: decimal(row.cost) },
+      openedAtMs: row.opened_at,
+    });
+  }
+  return {
+    book: new Map(rows.map((row) => [row.id, bookOrderOf(row)])),
+    terms: new Map(rows.map((row) => [row.id, termsOfRow(row)])),
+    expiresAtMs: new Map(
+      rows.filter((row) => row.expires_at !== null).map((row) => [row.id, row.expires_at as number]),
+    ),
+    notes: new Map(),
+    positions,
+    cash: decimal(strategy.cash),
+  };
+}
+
+export interface NewOrderRow {
+  readonly terms: OrderTerms;
+  readonly parentId: number | null;
+  readonly ocaGroupId: number | null;
+  readonly cancelReplaceId: number | null;
+  readonly parkedUntilMs: number | null;
+  readonly doNotCreateOca: boolean;
+  readonly doNotSyncToOpen: boolean;
+}
+
+const text = (value: Decimal | null) => (value === null ? null : formatDecimal(value));
+
+/** Stores a new order (held, PendingNew) and answers its id, the signal id. */
+export async function insertOrder(tx: Tx, strategyId: number, order: NewOrderRow, nowMs: number): Promise<number> {
+  const { terms } = order;
+  const row = await tx
+    .insertInto("orders")
+    .values({
+      strategy_id: strategyId,
+      symbol: terms.instrument.fullSymbol,
+      symbol_type: terms.instrument.symbolType,
+      order_type: terms.type,
+      side: terms.side,
+      open_close: terms.openClose,
+      tif: terms.tif,
+      quantity: formatDecimal(terms.quantity),
+      limit_price: text(terms.limit),
+      stop_price: text(terms.stop),
+      profit_target: text(terms.profitTarget),
+      stop_loss: text(terms.stopLoss),
+      do_not_create_oca: order.doNotCreateOca ? 1 : 0,
+      do_not_sync_to_open: order.doNotSyncToOpen ? 1 : 0,
+      parent_id: order.parentId,
+      oca_group_id: order.ocaGroupId,
+      cancel_replace_id: order.cancelReplaceId,
+      parked_until: order.parkedUntilMs,
+      signal_type: terms.signalType,
+      status: "PendingNew",
+      posted_at: nowMs,
+      updated_at: nowMs,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+export async function newOcaGroup(tx: Tx, strategyId: number): Promise<number> {
+  const row = await tx
+    .insertInto("oca_groups")
+    .values({ strategy_id: strategyId })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/**
+ * Writes what changed between two states of the strategy: order statuses,
+ * fills, positions and cash, and counts the strategy's trading version up.
+ * Answers the new version.
+ */
+export async function saveTradingState(
+  tx: Tx,
+  strategy: StrategyRow,
+  before: TradingState,
+  after: TradingState,
+  fills: readonly FillRecord[],
+  nowMs: number,
+): Promise<number> {
+  for (const order of after.book.values()) {
+    const old = before.book.get(order.id);
+    const expiresAt = after.expiresAtMs.get(order.id) ?? null;
+    const note = after.notes.get(order.id);
+    const { state } = order;
+    const changed =
+      !old ||
+      old.state.status !== state.status ||
+      old.state.filledQuantity !== state.filledQuantity ||
+      old.parentId !== order.parentId ||
+      (before.expiresAtMs.get(order.id) ?? null) !== expiresAt ||
+      note !== undefined;
+    if (!changed) continue;
+    const ended = TERMINAL.has(state.status) && (!old || !TERMINAL.has(old.state.status));
+    await tx
+      .updateTable("orders")
+      .set({
+        status: state.status,
+        filled_quantity: formatDecimal(state.filledQuantity),
+        filled_notional: formatDecimal(state.filledNotional),
+        parent_id: order.parentId,
+        expires_at: expiresAt,
+        updated_at: nowMs,
+        ...(note !== undefined ? { info: note } : {}),
+        ...(ended ? { closed_at: nowMs } : {}),
+      })
+      .where("id", "=", order.id)
+      .execute();
+  }
+  if (fills.length > 0) {
+    await tx
+      .insertInto("fills")
+      .values(
+        fills.map((fill) => ({
+          order_id: fill.orderId,
+          strategy_id: strategy.id,
+          symbol: fill.instrument.fullSymbol,
+          symbol_type: fill.instrument.symbolType,
+          side: fill.side,
+          quantity: formatDecimal(fill.quantity),
+          price: formatDecimal(fill.price),
+          commission: formatDecimal(fill.commission),
+          realized: formatDecimal(fill.realized),
+          cash: formatDecimal(fill.cash),
+          usd_rate: formatDecimal(fill.usdRate),
+          position_after: formatDecimal(fill.positionAfter),
+          filled_at: fill.atMs,
+        })),
+      )
+      .execute();
+  }
+  for (const symbol of before.positions.keys()) {
+    if (!after.positions.has(symbol)) {
+      await tx.deleteFrom("positions").where("strategy_id", "=", strategy.id).where("symbol", "=", symbol).execute();
+    }
+  }
+  for (const [symbol, held] of after.positions) {
+    if (before.positions.get(symbol) === held) continue;
+    const values = {
+      quantity: formatDecimal(held.position.quantity),
+      cost: formatDecimal(held.position.cost),
+      opened_at: held.openedAtMs,
+    };
+    await tx
+      .insertInto("positions")
+      .values({ strategy_id: strategy.id, symbol, symbol_type: held.instrument.symbolType, ...values })
+      .onConflict((c) => c.columns(["strategy_id", "symbol"]).doUpdateSet(values))
+      .execute();
+  }
+  const version = strategy.trading_version + 1;
+  await tx
+    .updateTable("strategies")
+    .set({
+      ...(after.cash !== before.cash ? { cash: formatDecimal(after.cash) } : {}),
+      trading_version: version,
+    })
+    .where("id", "=", strategy.id)
+    .execute();
+  return version;
+}
+
+/** The channel on which PostgreSQL tells every process that a strategy's orders changed. */
+export const ORDERS_CHANNEL = "strategy_hub_orders";
+
+/** On PostgreSQL, tells the other processes (at commit) that the strategy is at a new trading version. */
+export async function notifyOrdersChanged(
+  tx: Tx,
+  backend: Backend,
+  strategyId: number,
+  version: number,
+): Promise<void> {
+  if (backend !== "postgres") return;
+  // Schemas sharing one database (parallel test runs, several deployments) share channels too.
+  await sql`select pg_notify(${ORDERS_CHANNEL}, current_schema() || ${`:${strategyId}:${version}`})`.execute(tx);
+}
