@@ -22,6 +22,8 @@ export interface TestStorage {
   readonly storage: Storage;
   /** Environment that points another process (the CLI) at the same storage. */
   readonly env: Readonly<Record<string, string>>;
+  /** A second connection to the same database, as another process of the service would have. */
+  openAnother(): Promise<Storage>;
   dispose(): Promise<void>;
 }
 
@@ -33,6 +35,7 @@ export async function freshStorage(backend: Backend): Promise<TestStorage> {
     return {
       storage,
       env: { DATA_DIR: dataDir },
+      openAnother: () => openStorage({ dataDir }),
       async dispose() {
         await storage.close();
         rmSync(dataDir, { recursive: true, force: true });
@@ -45,6 +48,7 @@ export async function freshStorage(backend: Backend): Promise<TestStorage> {
   return {
     storage,
     env: { DATABASE_URL: url, PGOPTIONS: `-c search_path=${schema}` },
+    openAnother: () => openStorage({ databaseUrl: url, dataDir: "", pgSchema: schema }),
     async dispose() {
       await storage.close();
       const cleanup = await openStorage({ databaseUrl: url, dataDir: "" });
@@ -93,12 +97,25 @@ export interface TestService {
   readonly storage: Storage;
   readonly env: Readonly<Record<string, string>>;
   call(server: ServerName, method: string, path: string, options?: CallOptions): Promise<CallResult>;
+  /** Stops this service (not its storage) and starts a new one on the same storage, as a restart does. */
+  restart(): Promise<TestService>;
+  /** Another instance of the service on the same database (its own connection), as a second process. */
+  sibling(): Promise<TestService>;
   close(): Promise<void>;
 }
 
 /** The whole service on a fresh database, its servers answering through inject(). */
 export async function startTestService(backend: Backend, options: TestServiceOptions = {}): Promise<TestService> {
   const fresh = options.storage ?? (await freshStorage(backend));
+  return serviceOn(backend, fresh, options, () => fresh.dispose());
+}
+
+async function serviceOn(
+  backend: Backend,
+  fresh: TestStorage,
+  options: TestServiceOptions,
+  dispose: () => Promise<void>,
+): Promise<TestService> {
   const app = await createApp({
     storage: fresh.storage,
     logger: pino({ level: "silent" }),
@@ -115,9 +132,17 @@ export async function startTestService(backend: Backend, options: TestServiceOpt
     storage: fresh.storage,
     env: fresh.env,
     call: (server, method, path, callOptions = {}) => call(app.servers[server], method, path, callOptions),
+    async restart() {
+      await app.close();
+      return serviceOn(backend, fresh, options, dispose);
+    },
+    async sibling() {
+      const storage = await fresh.openAnother();
+      return serviceOn(backend, { ...fresh, storage }, options, () => storage.close());
+    },
     async close() {
       await app.close();
-      await fresh.dispose();
+      await dispose();
     },
   };
 }
