@@ -107,3 +107,45 @@ export async function signal(service: TestService, key: string, signalId: number
   assert.equal(r.json.Results.length, 1);
   return r.json.Results[0] as Record<string, unknown> & { OrderStatus: string; FilledQuantity: number };
 }
+
+/** Asserts a refusal: the HTTP status and an error entry with the service code (and field, when given). */
+export function assertRefused(r: CallResult, status: number, code: string, field?: string): void {
+  assert.equal(r.status, status, r.text);
+  const errors = (r.json?.ResponseStatus?.Errors ?? []) as { ErrorCode: string; FieldName: string }[];
+  assert.ok(
+    errors.some((e) => e.ErrorCode === code && (field === undefined || e.FieldName === field)),
+    `expected error ${code}${field === undefined ? "" : ` on ${field}`}: ${r.text}`,
+  );
+}
+
+export const cancelOrder = (
+  service: TestService,
+  key: string,
+  strategyId: number,
+  signalId: number,
+  server: "WL" | "GEN" = "GEN",
+): Promise<CallResult> =>
+  service.call(server, "DELETE", "/Strategies/CancelStrategyOrder", {
+    key,
+    query: { StrategyId: String(strategyId), SignalId: String(signalId) },
+  });
+
+export const replaceOrder = (
+  service: TestService,
+  key: string,
+  order: Record<string, unknown>,
+  server: "WL" | "GEN" = "GEN",
+): Promise<CallResult> => service.call(server, "PUT", "/Strategies/ReplaceStrategyOrder", { key, body: { Order: order } });
+
+/** POST SetDesiredPositions: /v2/Strategies/... on WL, /Strategies/... on GEN. */
+export const setDesiredPositions = (
+  service: TestService,
+  key: string,
+  strategyId: number,
+  desired: Record<string, unknown>[],
+  server: "WL" | "GEN" = "WL",
+): Promise<CallResult> =>
+  service.call(server, "POST", server === "WL" ? "/v2/Strategies/SetDesiredPositions" : "/Strategies/SetDesiredPositions", {
+    key,
+    body: { StrategyId: strategyId, Positions: desired },
+  });
