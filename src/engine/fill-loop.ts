@@ -37,7 +37,7 @@ export interface FillLoopOptions {
 export class FillLoop implements OrderEvents {
   readonly index = new OrderIndex();
   readonly #runtime: TradingRuntime;
-  readonly #lastQuote = new Map<string, MarketQuote>();
+  readonly #lastQuote = new Map<string, { quote: MarketQuote; sessionOpensAtMs: number }>();
   #queue: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | null = null;
   #stopListening: (() => Promise<void>) | null = null;
@@ -117,12 +117,23 @@ export class FillLoop implements OrderEvents {
   }
 
   async #onQuote(quote: MarketQuote): Promise<void> {
-    const last = this.#lastQuote.get(quote.symbol);
-    // The same quote again is no new liquidity; orders placed since were tried against it when placed.
-    if (last && last.bid === quote.bid && last.ask === quote.ask && last.atMs === quote.atMs) return;
-    this.#lastQuote.set(quote.symbol, quote);
     const instrument = fromServiceSymbol(quote.symbol);
-    if (!instrument || sessionAt(scheduleOf(instrument), this.#runtime.clock.nowMs()) === null) return;
+    const session = instrument && sessionAt(scheduleOf(instrument), this.#runtime.clock.nowMs());
+    if (!session) return;
+    const last = this.#lastQuote.get(quote.symbol);
+    // The same quote again in the same session is no new liquidity, and orders placed since were
+    // tried against it when placed; in a new session it is worked again (orders placed while the
+    // market was closed wait for it).
+    if (
+      last &&
+      last.sessionOpensAtMs === session.opensAtMs &&
+      last.quote.bid === quote.bid &&
+      last.quote.ask === quote.ask &&
+      last.quote.atMs === quote.atMs
+    ) {
+      return;
+    }
+    this.#lastQuote.set(quote.symbol, { quote, sessionOpensAtMs: session.opensAtMs });
     for (const strategyId of this.index.crossing(quote.symbol, quote.bid, quote.ask)) await this.#work(strategyId);
   }
 

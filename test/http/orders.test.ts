@@ -103,6 +103,19 @@ for (const backend of BACKENDS) {
       await setClock(service, MARKET_OPEN);
     });
 
+    test("an order placed while the market is closed fills at the open against the quote already there", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setClock(service, "2026-03-14T15:00:00Z");
+      await setQuote(service, "PEP", 150, 150.05);
+      const result = await placed(service, key, stockOrder(strategyId, "PEP", "buy", 5));
+      assert.equal((await signal(service, key, result.SignalId)).OrderStatus, "0");
+      await setClock(service, "2026-03-16T14:00:00Z");
+      const order = await signal(service, key, result.SignalId);
+      assert.equal(order.OrderStatus, "2");
+      assert.equal(order.AvgFillPrice, 150.05);
+      await setClock(service, MARKET_OPEN);
+    });
+
     test("a closing order larger than the position is refused", async () => {
       const strategyId = await newStrategy(service, key);
       await setQuote(service, "KO", 60, 60.01);
