@@ -1,5 +1,5 @@
 import { type MarkedPosition, openingRequirement, summarize } from "../core/account.js";
-import { add, compare, type Decimal, div, formatDecimal, fromInteger, sub, ZERO } from "../core/decimal.js";
+import { compare, type Decimal, formatDecimal, sub, ZERO } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import type { OrderType, Side } from "../core/fills.js";
 import { type Book, type BookEvent, cancel, replace, submit } from "../core/orders/book.js";
@@ -13,7 +13,6 @@ import {
   SIGNAL_TYPES,
   type TimeInForce,
 } from "../core/orders/terms.js";
-import { averagePrice } from "../core/positions.js";
 import type { Instrument } from "../core/symbols/instrument.js";
 import {
   insertOrder,
@@ -24,7 +23,7 @@ import {
   termsOfRow,
 } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
-import { marketViewAt, type TradingContext, tradeOn } from "./trading.js";
+import { marketViewAt, markPositions, type TradingContext, tradeOn } from "./trading.js";
 
 /** An order as the owner sends it (NewStrategyOrder, ReplaceStrategyOrder; legacy submitSignal later). */
 export interface OrderInput {
@@ -101,17 +100,7 @@ export function checkBuyingPower(state: TradingState, terms: OrderTerms, market:
     });
   }
   if (price === null) return;
-  const marked: MarkedPosition[] = [...state.positions.values()].map((held) => {
-    const quote = market.quote(held.instrument);
-    const mark = quote ? div(add(quote.bid, quote.ask), fromInteger(2)) : (averagePrice(held.position) ?? price);
-    return {
-      instrument: held.instrument,
-      position: held.position,
-      mark,
-      usdRate: market.usdRate(held.instrument.currency) ?? rate,
-    };
-  });
-  const account = summarize(state.cash, marked);
+  const account = summarize(state.cash, markPositions(state.positions.values(), market));
   const excess = sub(account.equity, account.marginUsed);
   const required = openingRequirement(terms.instrument, terms.side, terms.quantity, price, rate);
   if (compare(required, excess) > 0) {

@@ -1,9 +1,11 @@
 import { administers, type Caller, isServiceAdmin, membership } from "../core/access.js";
+import { type AccountSummary, type MarkedPosition, summarize } from "../core/account.js";
 import { COMMISSION_PLANS } from "../core/commissions.js";
-import { add, type Decimal, decimal, div, fromInteger, isZero, ONE } from "../core/decimal.js";
+import { add, type Decimal, decimal, div, fromInteger, isZero, ONE, ZERO } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
-import { advance, type MarketView, type TradingState } from "../core/orders/execution.js";
+import { advance, type HeldPosition, type MarketView, type TradingState } from "../core/orders/execution.js";
 import { type OrderStatus, TERMINAL, WORKING } from "../core/orders/status.js";
+import { averagePrice } from "../core/positions.js";
 import { scheduleOf, sessionAt } from "../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
 import type { MarketData } from "../engine/market-data.js";
@@ -85,6 +87,52 @@ export function marketViewAt(market: MarketData, nowMs: number): MarketView {
       return inverse === null || isZero(inverse) ? null : div(ONE, inverse);
     },
   };
+}
+
+/**
+ * Open positions with the price and dollar rate to mark them at: the middle of
+ * the quote, or the average price when no quote is known (then no rate either:
+ * the position is valued at cost in dollars).
+ */
+export function markPositions(positions: Iterable<HeldPosition>, market: MarketView): MarkedPosition[] {
+  return [...positions].map((held) => {
+    const quote = market.quote(held.instrument);
+    const rate = market.usdRate(held.instrument.currency);
+    return {
+      instrument: held.instrument,
+      position: held.position,
+      mark: quote && rate ? div(add(quote.bid, quote.ask), fromInteger(2)) : (averagePrice(held.position) ?? ZERO),
+      usdRate: rate ?? ONE,
+    };
+  });
+}
+
+/** The model account of a strategy now: starting cash, cash, equity, margin used and buying power, in dollars. */
+export async function modelAccount(
+  runtime: TradingRuntime,
+  strategyId: number,
+): Promise<AccountSummary & { readonly startingCash: Decimal }> {
+  const strategy = await runtime.storage.db
+    .selectFrom("strategies")
+    .select(["cash", "starting_capital"])
+    .where("id", "=", strategyId)
+    .executeTakeFirst();
+  if (!strategy) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${strategyId}` });
+  const rows = await runtime.storage.db
+    .selectFrom("positions")
+    .selectAll()
+    .where("strategy_id", "=", strategyId)
+    .execute();
+  const held = rows.map((row) => ({
+    instrument: instrumentOf(row.symbol, row.symbol_type),
+    position: { quantity: decimal(row.quantity), cost: decimal(row.cost) },
+    openedAtMs: row.opened_at,
+  }));
+  const account = summarize(
+    decimal(strategy.cash),
+    markPositions(held, marketViewAt(runtime.market, runtime.clock.nowMs())),
+  );
+  return { ...account, startingCash: decimal(strategy.starting_capital) };
 }
 
 /** Who may trade a strategy and read its orders: its owner, the owner's site administrators, service admins. */

@@ -168,6 +168,11 @@ export interface StrategiesTable {
   updated_at: number;
   /** Counts trading transactions: a cache of the strategy's orders keeps the newest. */
   trading_version: Generated<number>;
+  /** SecurityTypesEnabled: 1 once the strategy has placed an order of the kind. */
+  trades_stocks: Generated<number>;
+  trades_options: Generated<number>;
+  trades_futures: Generated<number>;
+  trades_forex: Generated<number>;
 }
 
 export interface OcaGroupsTable {

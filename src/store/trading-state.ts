@@ -5,7 +5,7 @@ import type { FillRecord, HeldPosition, TradingState } from "../core/orders/exec
 import type { OrderState } from "../core/orders/order.js";
 import { ACTIVE, type OrderStatus, TERMINAL } from "../core/orders/status.js";
 import type { OrderTerms, SignalType } from "../core/orders/terms.js";
-import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
+import { fromServiceSymbol, type Instrument, type SymbolType } from "../core/symbols/instrument.js";
 import type { OrdersTable, StrategiesTable } from "./schema.js";
 import type { Backend } from "./storage.js";
 import type { Tx } from "./transaction.js";
@@ -31,6 +31,14 @@ export type OrderRow = Omit<
 };
 
 export const LIVE_STATUSES: readonly OrderStatus[] = [...ACTIVE];
+
+const TRADES_COLUMNS = {
+  stock: "trades_stocks",
+  option: "trades_options",
+  future: "trades_futures",
+  forex: "trades_forex",
+} as const satisfies Record<SymbolType, string>;
+type TradesColumn = (typeof TRADES_COLUMNS)[SymbolType];
 
 const instruments = new Map<string, Instrument>();
 
@@ -277,10 +285,15 @@ export async function saveTradingState(
       .execute();
   }
   const version = strategy.trading_version + 1;
+  const traded: Partial<Record<TradesColumn, number>> = {};
+  for (const [id, terms] of after.terms) {
+    if (!before.terms.has(id)) traded[TRADES_COLUMNS[terms.instrument.symbolType]] = 1;
+  }
   await tx
     .updateTable("strategies")
     .set({
       ...(after.cash !== before.cash ? { cash: formatDecimal(after.cash) } : {}),
+      ...traded,
       trading_version: version,
     })
     .where("id", "=", strategy.id)

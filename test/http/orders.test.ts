@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { formatDecimal } from "../../src/core/decimal.js";
+import { modelAccount } from "../../src/services/trading.js";
 import {
   advanceClock,
   BACKENDS,
@@ -114,6 +116,31 @@ for (const backend of BACKENDS) {
       assert.equal(order.OrderStatus, "2");
       assert.equal(order.AvgFillPrice, 150.05);
       await setClock(service, MARKET_OPEN);
+    });
+
+    test("the model account: cash pays the fill and its commission; equity, margin used and buying power follow the mark", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "ADBE", 200, 200.05);
+      await placed(service, key, stockOrder(strategyId, "ADBE", "buy", 100));
+      const account = await modelAccount(service.app.fillLoop.runtime, strategyId);
+      assert.deepEqual(
+        Object.fromEntries(Object.entries(account).map(([name, value]) => [name, formatDecimal(value)])),
+        {
+          startingCash: "100000",
+          // 100 × 200.05 and the Default plan's $1 minimum.
+          cash: "79994",
+          // Marked at the middle, 200.025.
+          equity: "99996.5",
+          marginUsed: "10001.25",
+          buyingPower: "179990.5",
+        },
+      );
+      const traded = await service.storage.db
+        .selectFrom("strategies")
+        .select(["trades_stocks", "trades_futures"])
+        .where("id", "=", strategyId)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(traded, { trades_stocks: 1, trades_futures: 0 });
     });
 
     test("a closing order larger than the position is refused", async () => {

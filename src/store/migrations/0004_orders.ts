@@ -15,6 +15,13 @@ export function ordersMigration(backend: Backend): Migration {
         .alterTable("strategies")
         .addColumn("trading_version", "integer", (c) => c.notNull().defaultTo(0))
         .execute();
+      // SecurityTypesEnabled: the kinds of instrument the strategy has traded.
+      for (const column of ["trades_stocks", "trades_options", "trades_futures", "trades_forex"]) {
+        await db.schema
+          .alterTable("strategies")
+          .addColumn(column, "integer", (c) => c.notNull().defaultTo(0))
+          .execute();
+      }
       await withId(backend, db.schema.createTable("oca_groups"))
         .addColumn("strategy_id", "bigint", (c) => c.notNull().references("strategies.id"))
         .execute();
