@@ -1,4 +1,4 @@
-import { type MarkedPosition, openingRequirement, summarize } from "../core/account.js";
+import { openingRequirement, summarize } from "../core/account.js";
 import { compare, type Decimal, formatDecimal, sub, ZERO } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import type { OrderType, Side } from "../core/fills.js";

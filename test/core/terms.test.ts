@@ -81,12 +81,8 @@ test("stock prices sit on the cent grid, and on 0.0001 below one dollar", () => 
   assert.deepEqual(errors(check({ type: "limit", limit: "150.01" })), []);
   assert.deepEqual(errors(check({ type: "limit", limit: "150.005" })), ["InvalidValue Order.Limit"]);
   assert.deepEqual(errors(check({ instrument: PENNY, type: "limit", limit: "0.1234" })), []);
-  assert.deepEqual(errors(check({ instrument: PENNY, type: "limit", limit: "0.12345" })), [
-    "InvalidValue Order.Limit",
-  ]);
-  assert.deepEqual(errors(check({ instrument: PENNY, type: "limit", limit: "1.0001" })), [
-    "InvalidValue Order.Limit",
-  ]);
+  assert.deepEqual(errors(check({ instrument: PENNY, type: "limit", limit: "0.12345" })), ["InvalidValue Order.Limit"]);
+  assert.deepEqual(errors(check({ instrument: PENNY, type: "limit", limit: "1.0001" })), ["InvalidValue Order.Limit"]);
   const failed = check({ type: "stop", stop: "150.005" });
   assert.ok(!failed.ok && /0\.01/.test(failed.errors[0]?.message ?? ""), "the message names the tick");
 });
@@ -250,14 +246,18 @@ test("an expired option or future is refused as an invalid symbol", () => {
   assert.deepEqual(errors(check({ instrument: option, quantity: "1" }, "0", Date.parse("2026-03-23T15:00:00Z"))), [
     "InvalidSymbol Order.ServiceSymbol",
   ]);
-  assert.deepEqual(errors(check({ instrument: at("@ESH26"), quantity: "1" }, "0", Date.parse("2026-04-02T15:00:00Z"))), [
-    "InvalidSymbol Order.ServiceSymbol",
-  ]);
+  assert.deepEqual(
+    errors(check({ instrument: at("@ESH26"), quantity: "1" }, "0", Date.parse("2026-04-02T15:00:00Z"))),
+    ["InvalidSymbol Order.ServiceSymbol"],
+  );
 });
 
 test("every problem is reported, under the caller's field name", () => {
   const result = checkOrder(request({ type: "limit", quantity: "1.5", stop: "100.001" }), d("0"), NOW, "Signal");
-  assert.deepEqual(new Set(errors(result)), new Set(["InvalidValue Signal.OrderQuantity", "InvalidValue Signal.Stop", "MissingValue Signal.Limit"]));
+  assert.deepEqual(
+    new Set(errors(result)),
+    new Set(["InvalidValue Signal.OrderQuantity", "InvalidValue Signal.Stop", "MissingValue Signal.Limit"]),
+  );
 });
 
 test("the accepted terms are the request's, with the owner's signal type", () => {
@@ -279,7 +279,16 @@ test("the accepted terms are the request's, with the owner's signal type", () =>
 
 test("exits: the opposite side, closing, for the entry's quantity and time in force", () => {
   const entry = terms(
-    check({ instrument: ES, type: "limit", side: "buy", tif: "gtc", quantity: "3", limit: "5000", profitTarget: "5010", stopLoss: "4990" }),
+    check({
+      instrument: ES,
+      type: "limit",
+      side: "buy",
+      tif: "gtc",
+      quantity: "3",
+      limit: "5000",
+      profitTarget: "5010",
+      stopLoss: "4990",
+    }),
   );
   const { profitTarget, stopLoss } = exitTermsOf(entry);
   assert.deepEqual(profitTarget, {

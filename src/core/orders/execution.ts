@@ -161,7 +161,7 @@ export function advance(state: TradingState, market: MarketView, plan: Commissio
       const record = settle(current, terms, order.id, filled.quantity, filled.price, usdRate, plan, nowMs);
       current = record.state;
       fills.push(record.fill);
-      if (isZero(record.fill.positionAfter)) current = cancelStrandedExits(current, instrument, events);
+      // A closing order left working on a now-flat position is canceled on the next pass.
       moved = true;
     }
   }
@@ -212,20 +212,4 @@ function settle(
       atMs: nowMs,
     },
   };
-}
-
-/** Once a position is flat, its working exits have nothing left to close. */
-function cancelStrandedExits(state: TradingState, instrument: Instrument, events: BookEvent[]): TradingState {
-  let current = state;
-  for (const order of current.book.values()) {
-    const terms = current.terms.get(order.id);
-    const live = current.book.get(order.id);
-    if (!terms || !live || terms.openClose !== "close" || terms.instrument.fullSymbol !== instrument.fullSymbol) {
-      continue;
-    }
-    if (!WORKING.has(live.state.status)) continue;
-    current = withNote(current, order.id, "Canceled: the position it would close is no longer open");
-    current = withBook(current, cancel(current.book, order.id), events);
-  }
-  return current;
 }
