@@ -129,6 +129,8 @@ export class FillLoop implements OrderEvents {
       last.sessionOpensAtMs === session.opensAtMs &&
       last.quote.bid === quote.bid &&
       last.quote.ask === quote.ask &&
+      last.quote.bidSize === quote.bidSize &&
+      last.quote.askSize === quote.askSize &&
       last.quote.atMs === quote.atMs
     ) {
       return;

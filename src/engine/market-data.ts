@@ -1,5 +1,7 @@
 import { readFileSync } from "node:fs";
 import type { Clock } from "../core/clock.js";
+import { add, type Decimal, max, sub, ZERO } from "../core/decimal.js";
+import type { Side } from "../core/fills.js";
 import type { MarketQuote } from "../core/market/quote.js";
 import { readReplay } from "../core/market/replay.js";
 import { simulatedQuote } from "../core/market/simulated.js";
@@ -28,6 +30,8 @@ export function parseMarketFeed(value: string | undefined): MarketFeed {
 
 export class MarketData {
   readonly #manual = new Map<string, MarketQuote>();
+  /** What fills have taken from each symbol's current quote, by side, so its size is taken once. */
+  readonly #taken = new Map<string, { readonly quote: string; buy: Decimal; sell: Decimal }>();
   readonly #replay = new Map<string, MarketQuote[]>();
 
   constructor(
@@ -54,6 +58,24 @@ export class MarketData {
     this.#manual.set(quote.symbol, quote);
   }
 
+  /** The quote with what fills have already taken from its sizes removed. */
+  available(quote: MarketQuote): MarketQuote {
+    const taken = this.#taken.get(quote.symbol);
+    if (!taken || taken.quote !== identity(quote)) return quote;
+    const left = (size: Decimal | null, used: Decimal) => (size === null ? null : max(sub(size, used), ZERO));
+    return { ...quote, askSize: left(quote.askSize, taken.buy), bidSize: left(quote.bidSize, taken.sell) };
+  }
+
+  /** Records a fill against the quote (a buy takes from the ask size, a sell from the bid size); negative gives back. */
+  take(quote: MarketQuote, side: Side, quantity: Decimal): void {
+    let taken = this.#taken.get(quote.symbol);
+    if (!taken || taken.quote !== identity(quote)) {
+      taken = { quote: identity(quote), buy: ZERO, sell: ZERO };
+      this.#taken.set(quote.symbol, taken);
+    }
+    taken[side] = add(taken[side], quantity);
+  }
+
   /** The current quote of the instrument, or null when no source has one. */
   quote(instrument: Instrument): MarketQuote | null {
     const manual = this.#manual.get(instrument.fullSymbol);
@@ -69,6 +91,9 @@ export class MarketData {
     }
   }
 }
+
+/** A quote's identity: a new quote (another price, size or time) offers its sizes afresh. */
+const identity = (quote: MarketQuote) => `${quote.bid}|${quote.ask}|${quote.bidSize}|${quote.askSize}|${quote.atMs}`;
 
 function latestAtOrBefore(series: readonly MarketQuote[], atMs: number): MarketQuote | null {
   let low = 0;

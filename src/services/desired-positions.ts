@@ -148,7 +148,7 @@ export async function setDesiredPositions(
       if (isZero(toOpen)) continue;
       const terms = marketOrder(instrument, sign(toOpen) > 0 ? "buy" : "sell", abs(toOpen), "open");
       try {
-        checkBuyingPower(state, terms, market);
+        checkBuyingPower(state, terms, market, closeId === null ? undefined : state.positions.get(symbol));
       } catch (error) {
         if (!(error instanceof Refusal)) throw error;
         rejected.push({ terms, reason: error.message });

@@ -1,9 +1,10 @@
-import { openingRequirement, summarize } from "../core/account.js";
-import { compare, type Decimal, formatDecimal, sub, ZERO } from "../core/decimal.js";
+import { marginOf, openingRequirement, summarize } from "../core/account.js";
+import { add, compare, type Decimal, formatDecimal, sub, ZERO } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import type { OrderType, Side } from "../core/fills.js";
 import { type Book, type BookEvent, cancel, replace, submit } from "../core/orders/book.js";
-import { type MarketView, type TradingState, withBook } from "../core/orders/execution.js";
+import { type HeldPosition, type MarketView, type TradingState, withBook } from "../core/orders/execution.js";
+import { leavesQuantity } from "../core/orders/order.js";
 import { CANCELLABLE, TERMINAL } from "../core/orders/status.js";
 import {
   checkOrder,
@@ -89,7 +90,13 @@ function referencePrice(terms: OrderTerms, market: MarketView): Decimal | null {
 }
 
 /** Opening orders must fit in the account's excess equity (equity − margin used) at their price. */
-export function checkBuyingPower(state: TradingState, terms: OrderTerms, market: MarketView): void {
+export function checkBuyingPower(
+  state: TradingState,
+  terms: OrderTerms,
+  market: MarketView,
+  /** A position that a close sent first will release, with the margin it ties up. */
+  closing?: HeldPosition,
+): void {
   if (terms.openClose !== "open") return;
   const price = referencePrice(terms, market);
   const rate = market.usdRate(terms.instrument.currency);
@@ -101,13 +108,23 @@ export function checkBuyingPower(state: TradingState, terms: OrderTerms, market:
   }
   if (price === null) return;
   const account = summarize(state.cash, markPositions(state.positions.values(), market));
-  const excess = sub(account.equity, account.marginUsed);
+  const released = closing
+    ? markPositions([closing], market).reduce(
+        (sum, held) => add(sum, marginOf(held.instrument, held.position.quantity, held.mark, held.usdRate)),
+        ZERO,
+      )
+    : ZERO;
+  const excess = add(sub(account.equity, account.marginUsed), released);
   const required = openingRequirement(terms.instrument, terms.side, terms.quantity, price, rate);
   if (compare(required, excess) > 0) {
     throw refuse("NewOrderRejected", {
       field: `${signalField}.OrderQuantity`,
-      message: `Insufficient buying power: the order needs ${formatDecimal(required)} USD of margin and ${formatDecimal(account.buyingPower)} USD of buying power is left`,
-      meta: { Required: formatDecimal(required), BuyingPower: formatDecimal(account.buyingPower) },
+      message: `Insufficient buying power: the order needs ${formatDecimal(required)} USD of margin and ${formatDecimal(excess)} USD is available (buying power ${formatDecimal(account.buyingPower)} USD)`,
+      meta: {
+        Required: formatDecimal(required),
+        Available: formatDecimal(excess),
+        BuyingPower: formatDecimal(account.buyingPower),
+      },
     });
   }
 }
@@ -220,8 +237,29 @@ async function place(
 }
 
 /** Checks an order's terms against the strategy's position; throws the refusal with every problem found. */
-function termsFor(input: OrderInput, state: TradingState, conditional: boolean, nowMs: number, openClose?: OpenClose) {
-  const held = state.positions.get(input.instrument.fullSymbol)?.position.quantity ?? ZERO;
+/**
+ * The position an order will meet: the one held now, or for an order waiting
+ * on a parent in the same symbol, the one the parent's fill will leave.
+ */
+function positionMet(state: TradingState, instrument: Instrument, parentId: number | null): Decimal {
+  const held = state.positions.get(instrument.fullSymbol)?.position.quantity ?? ZERO;
+  const parent = parentId === null ? undefined : state.book.get(parentId);
+  const parentTerms = parentId === null ? undefined : state.terms.get(parentId);
+  if (!parent || !parentTerms || parent.state.status === "Filled") return held;
+  if (parentTerms.instrument.fullSymbol !== instrument.fullSymbol) return held;
+  const leaves = leavesQuantity(parent.state);
+  return parentTerms.side === "buy" ? add(held, leaves) : sub(held, leaves);
+}
+
+function termsFor(
+  input: OrderInput,
+  state: TradingState,
+  parentId: number | null,
+  nowMs: number,
+  openClose?: OpenClose,
+) {
+  const held = positionMet(state, input.instrument, parentId);
+  const conditional = isHeldBy(state.book, parentId);
   const checked = checkOrder(
     {
       instrument: input.instrument,
@@ -263,7 +301,7 @@ export async function placeOrder(ctx: TradingContext, input: OrderInput): Promis
         });
       }
     }
-    const terms = termsFor(input, state, isHeldBy(state.book, parentId), nowMs);
+    const terms = termsFor(input, state, parentId, nowMs);
     checkBuyingPower(state, terms, marketViewAt(ctx.market, nowMs));
     const { state: placedState, placed } = await place(
       tx,
@@ -339,7 +377,7 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
       });
     }
     if (errors.length > 0) throw new Refusal(errors);
-    const checked = termsFor(input, state, isHeldBy(state.book, old.parentId), nowMs, oldTerms.openClose);
+    const checked = termsFor(input, state, old.parentId, nowMs, oldTerms.openClose);
     const terms: OrderTerms = { ...checked, signalType: oldTerms.signalType };
     // Only what the replacement adds to the old order's quantity needs new buying power.
     if (compare(terms.quantity, oldTerms.quantity) > 0) {

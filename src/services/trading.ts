@@ -1,9 +1,16 @@
 import { administers, type Caller, isServiceAdmin, membership } from "../core/access.js";
 import { type AccountSummary, type MarkedPosition, summarize } from "../core/account.js";
 import { COMMISSION_PLANS } from "../core/commissions.js";
-import { add, type Decimal, decimal, div, fromInteger, isZero, ONE, ZERO } from "../core/decimal.js";
+import { add, type Decimal, decimal, div, fromInteger, isZero, neg, ONE, ZERO } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
-import { advance, type HeldPosition, type MarketView, type TradingState } from "../core/orders/execution.js";
+import type { MarketQuote } from "../core/market/quote.js";
+import {
+  advance,
+  type FillRecord,
+  type HeldPosition,
+  type MarketView,
+  type TradingState,
+} from "../core/orders/execution.js";
 import { type OrderStatus, TERMINAL, WORKING } from "../core/orders/status.js";
 import { averagePrice } from "../core/positions.js";
 import { scheduleOf, sessionAt } from "../core/sessions.js";
@@ -64,12 +71,22 @@ export interface TradingContext extends TradingRuntime, RequestContext {}
 /** Model accounts pay the Default commission plan. */
 export const MODEL_ACCOUNT_PLAN = COMMISSION_PLANS[0] as (typeof COMMISSION_PLANS)[number];
 
-/** Prices, sessions and dollar rates at the moment, read once per symbol. */
-export function marketViewAt(market: MarketData, nowMs: number): MarketView {
-  const quotes = new Map<string, ReturnType<MarketData["quote"]>>();
-  const quoteOf = (instrument: Instrument) => {
+/** A market view that also records what fills took from the quotes it showed. */
+export interface TradingMarketView extends MarketView {
+  /** Takes the fills' quantities from the quotes' sizes (negative: gives them back). */
+  take(fills: readonly FillRecord[], direction?: 1 | -1): void;
+}
+
+/** Prices (less the size fills have taken), sessions and dollar rates at the moment, read once per symbol. */
+export function marketViewAt(market: MarketData, nowMs: number): TradingMarketView {
+  const quotes = new Map<string, MarketQuote | null>();
+  const rawQuote = (instrument: Instrument) => {
     if (!quotes.has(instrument.fullSymbol)) quotes.set(instrument.fullSymbol, market.quote(instrument));
     return quotes.get(instrument.fullSymbol) ?? null;
+  };
+  const quoteOf = (instrument: Instrument) => {
+    const quote = rawQuote(instrument);
+    return quote && market.available(quote);
   };
   const mid = (symbol: string): Decimal | null => {
     const instrument = fromServiceSymbol(symbol, "forex");
@@ -85,6 +102,12 @@ export function marketViewAt(market: MarketData, nowMs: number): MarketView {
       if (direct !== null) return direct;
       const inverse = mid(`USD${currency}`);
       return inverse === null || isZero(inverse) ? null : div(ONE, inverse);
+    },
+    take(fills, direction = 1) {
+      for (const fill of fills) {
+        const quote = rawQuote(fill.instrument);
+        if (quote) market.take(quote, fill.side, direction === 1 ? fill.quantity : neg(fill.quantity));
+      }
     },
   };
 }
@@ -192,6 +215,8 @@ export async function tradeOn<T>(
   caller: Caller | null,
   step: (tx: Tx, strategy: StrategyRow, state: TradingState, nowMs: number) => Promise<TradeStep<T>>,
 ): Promise<T> {
+  // What the step took from the quotes' sizes, given back if the transaction fails.
+  let taken: { view: TradingMarketView; fills: readonly FillRecord[] } | null = null;
   const outcome = await transaction(runtime.storage, async (tx) => {
     const strategy = await lockStrategy(tx, runtime.storage.backend, strategyId);
     if (!strategy) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${strategyId}` });
@@ -204,10 +229,16 @@ export async function tradeOn<T>(
     const nowMs = runtime.clock.nowMs();
     const before = await loadTradingState(tx, strategy);
     const stepped = await step(tx, strategy, before, nowMs);
-    const advanced = advance(stepped.state, marketViewAt(runtime.market, nowMs), MODEL_ACCOUNT_PLAN, nowMs);
+    const view = marketViewAt(runtime.market, nowMs);
+    const advanced = advance(stepped.state, view, MODEL_ACCOUNT_PLAN, nowMs);
+    view.take(advanced.fills);
+    taken = { view, fills: advanced.fills };
     const version = await saveTradingState(tx, strategy, before, advanced.state, advanced.fills, nowMs);
     await notifyOrdersChanged(tx, runtime.storage.backend, strategyId, version);
     return { result: stepped.result, version, state: advanced.state };
+  }).catch((error: unknown) => {
+    taken?.view.take(taken.fills, -1);
+    throw error;
   });
   runtime.orderEvents.ordersChanged({
     strategyId,

@@ -135,7 +135,8 @@ export const replaceOrder = (
   key: string,
   order: Record<string, unknown>,
   server: "WL" | "GEN" = "GEN",
-): Promise<CallResult> => service.call(server, "PUT", "/Strategies/ReplaceStrategyOrder", { key, body: { Order: order } });
+): Promise<CallResult> =>
+  service.call(server, "PUT", "/Strategies/ReplaceStrategyOrder", { key, body: { Order: order } });
 
 /** POST SetDesiredPositions: /v2/Strategies/... on WL, /Strategies/... on GEN. */
 export const setDesiredPositions = (
@@ -145,7 +146,12 @@ export const setDesiredPositions = (
   desired: Record<string, unknown>[],
   server: "WL" | "GEN" = "WL",
 ): Promise<CallResult> =>
-  service.call(server, "POST", server === "WL" ? "/v2/Strategies/SetDesiredPositions" : "/Strategies/SetDesiredPositions", {
-    key,
-    body: { StrategyId: strategyId, Positions: desired },
-  });
+  service.call(
+    server,
+    "POST",
+    server === "WL" ? "/v2/Strategies/SetDesiredPositions" : "/Strategies/SetDesiredPositions",
+    {
+      key,
+      body: { StrategyId: strategyId, Positions: desired },
+    },
+  );

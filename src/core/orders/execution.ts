@@ -109,6 +109,8 @@ export function stampExpiries(state: TradingState, nowMs: number): TradingState 
   return expiries ? { ...state, expiresAtMs: expiries } : state;
 }
 
+const STRANDED = "Canceled: the position it would close is no longer open";
+
 const closingSide = (held: Decimal): Side | null => (sign(held) > 0 ? "sell" : sign(held) < 0 ? "buy" : null);
 
 /** Advances the strategy to `nowMs` against the market as it is now. */
@@ -135,8 +137,10 @@ export function advance(state: TradingState, market: MarketView, plan: Commissio
       let leaves = leavesQuantity(live.state);
       if (terms.openClose === "close") {
         if (closingSide(held) !== terms.side) {
-          current = withNote(current, order.id, "Canceled: the position it would close is no longer open");
-          current = withBook(current, cancel(current.book, order.id), events);
+          const canceled = cancel(current.book, order.id);
+          current = withBook(current, canceled, events);
+          // The note goes to every order the cancel ended: the exit and its OCA siblings.
+          for (const ended of canceled.ok ? canceled.events : []) current = withNote(current, ended.orderId, STRANDED);
           moved = true;
           continue;
         }
