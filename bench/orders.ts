@@ -1,0 +1,818 @@
+/**
+ * `npm run bench:orders`: the cost of trading.
+ *
+ * 1. NewStrategyOrder over HTTP (GEN server, the service as `npm start` runs
+ *    it, logging included), on embedded storage and, with DATABASE_URL, on
+ *    PostgreSQL in a schema of its own: (a) limit buys of 1 AAPL at 1, which
+ *    rest; (b) market buys of 1 AAPL, which fill inside the request. Orders
+ *    rotate over 100 strategies; every answer must be 200.
+ * 2. The fill loop alone, in process: 100,000 resting buy orders (limits and
+ *    stops) of 1,000 strategies on 1,000 symbols; the index rebuild at start,
+ *    then hand quotes fed one at a time: a quiet market that crosses no order,
+ *    and a moving market on a few symbols that fills some.
+ *
+ * Env: BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) for the
+ * HTTP runs; DATABASE_URL adds PostgreSQL (schemas bench_orders_<pid> and
+ * bench_fill_loop_<pid>, dropped at the end, also on failure). Only 127.0.0.1
+ * (and the DATABASE_URL server) is contacted.
+ */
+import type { ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import type { Result } from "autocannon";
+import autocannon from "autocannon";
+import pg from "pg";
+import pino from "pino";
+import { ControllableClock } from "../src/core/clock.js";
+import { decimal, toNumber } from "../src/core/decimal.js";
+import type { MarketQuote } from "../src/core/market/quote.js";
+import { simulatedQuote } from "../src/core/market/simulated.js";
+import { fromServiceSymbol } from "../src/core/symbols/instrument.js";
+import { FillLoop } from "../src/engine/fill-loop.js";
+import { MarketData, parseMarketFeed } from "../src/engine/market-data.js";
+import { createPerson } from "../src/services/people.js";
+import { migrateToLatest } from "../src/store/migrate.js";
+import { openStorage, type Storage } from "../src/store/storage.js";
+import { transaction } from "../src/store/transaction.js";
+import {
+  exited,
+  type Figures,
+  figures,
+  freePorts,
+  HOST,
+  onCleanup,
+  positiveIntFromEnv,
+  printLogTail,
+  printTable,
+  progress,
+  runBench,
+  startChild,
+  stopChild,
+  storageBackend,
+  tempDir,
+  waitUntilAnswering,
+} from "./support.js";
+
+type BackendName = "sqlite" | "postgres";
+
+/** Fixed, well-formed admin key; every database the benchmark uses is fresh, so it is always new. */
+const ADMIN_KEY = "bench-admin-key-0123456789abcdefghijklmnopqrstuv";
+const AUTH = { authorization: `Bearer ${ADMIN_KEY}` };
+const JSON_HEADERS = { ...AUTH, "content-type": "application/json" };
+/** A Tuesday, 10:00 in New York: US stocks trade. */
+const CLOCK_ISO = "2026-03-10T14:00:00Z";
+const CLOCK_MS = Date.parse(CLOCK_ISO);
+const WARMUP_SECONDS = 1;
+const HTTP_STRATEGIES = 100;
+const ORDER_PATH = "/Strategies/NewStrategyOrder";
+
+const LOOP_STRATEGIES = 1_000;
+const LOOP_SYMBOLS = 1_000;
+const LOOP_ORDERS = 100_000;
+const INSERT_ROWS = 1_000;
+const INSERT_STATEMENTS_PER_TX = 10;
+const QUIET_QUOTES = 200_000;
+const MOVING_QUOTES = 20_000;
+const MOVING_SYMBOLS = 20;
+/** Quotes fed between two turns of the event loop. */
+const YIELD_EVERY = 1_000;
+/**
+ * Prices in cents. The quiet market keeps the ask inside [99.50, 100.50], so
+ * the buy limits lie below it and the buy stops above it (a buy limit fills
+ * once ask <= limit, a buy stop triggers once ask >= stop).
+ */
+const QUIET_LOW = 9_950;
+const QUIET_HIGH = 10_050;
+const LIMIT_LOW = 9_000;
+const LIMIT_HIGH = 9_949;
+const STOP_LOW = 10_051;
+const STOP_HIGH = 11_000;
+/**
+ * The moving market: 1,000 quotes per symbol, steps of 5 cents, 62% of them with
+ * the symbol's drift (1.2 cents a quote on average), so the walk reaches about
+ * 88 or 112 at the end; kept within [88, 112].
+ */
+const MOVING_STEP = 5;
+const MOVING_DRIFT_P = 0.62;
+const MOVING_LOW = 8_800;
+const MOVING_HIGH = 11_200;
+
+interface Settings {
+  readonly seconds: number;
+  readonly connections: number;
+}
+
+// ---------------------------------------------------------------------------
+// PostgreSQL schemas
+
+/** Runs `work` on a connection of its own to DATABASE_URL. */
+async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Registers the schema to be dropped (with cascade) at cleanup, whatever happens
+ * next, and answers a function that drops it now. `create` makes it first.
+ */
+async function schemaOfOurOwn(url: string, name: string, create: boolean): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid schema name ${name}`);
+  const drop = onCleanup(`drop schema ${name}`, async () => {
+    await withPg(url, (client) => client.query(`drop schema if exists ${name} cascade`));
+    progress(`dropped schema ${name}`);
+  });
+  if (create) await withPg(url, (client) => client.query(`create schema ${name}`));
+  return drop;
+}
+
+// ---------------------------------------------------------------------------
+// Part 1: NewStrategyOrder over HTTP
+
+interface HttpRun {
+  readonly figures: Figures;
+  /** Completed requests in the first and in the last whole second of the run. */
+  readonly firstSecond: number;
+  readonly lastSecond: number;
+}
+
+interface HttpBackendFigures {
+  readonly storage: string;
+  readonly resting: HttpRun;
+  readonly filling: HttpRun;
+  /** Orders placed (warm-ups included) and what the strategies hold after each run. */
+  readonly restingOrdersPlaced: number;
+  readonly positionsAfterResting: number;
+  readonly fillingOrdersPlaced: number;
+  readonly sharesHeldAfterFilling: number;
+}
+
+/** The service as `npm start` runs it, on our ports and storage, in the sandbox with the simulated feed. */
+function startService(
+  ports: readonly number[],
+  dataDir: string,
+  logPath: string,
+  postgres: { url: string; schema: string } | null,
+): ChildProcess {
+  const [wl, gen, geo, legacy] = ports;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    HOST,
+    WL_PORT: String(wl),
+    GEN_PORT: String(gen),
+    GEO_PORT: String(geo),
+    LEGACY_PORT: String(legacy),
+    DATA_DIR: dataDir,
+    BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
+    SANDBOX: "1",
+    MARKET_FEED: "simulated",
+    // High enough that no run is ever rate limited, yet the limiter still runs on every request.
+    RATE_LIMIT_MAX: "100000000",
+    RATE_LIMIT_WINDOW_SECONDS: "60",
+  };
+  // An inherited LOG_LEVEL would change what is measured; the default (info) logs one line per request.
+  delete env.LOG_LEVEL;
+  delete env.DEMO;
+  delete env.DATABASE_URL;
+  delete env.PGOPTIONS;
+  if (postgres) {
+    env.DATABASE_URL = postgres.url;
+    // The service's pool takes its search_path from PGOPTIONS.
+    env.PGOPTIONS = `-c search_path=${postgres.schema}`;
+  }
+  return startChild("service", ["--import", "tsx", "src/main.ts"], env, logPath);
+}
+
+/** One API call that must answer 200; answers its Results. */
+async function call(port: number, method: "GET" | "POST", path: string, body?: unknown): Promise<unknown[]> {
+  const response = await fetch(`http://${HOST}:${port}${path}`, {
+    method,
+    headers: body === undefined ? AUTH : JSON_HEADERS,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status} ${text}`);
+  return (JSON.parse(text) as { Results: unknown[] }).Results;
+}
+
+/**
+ * The simulated AAPL quote at the bench clock, as the service computes it. The
+ * filling run sets it by hand without sizes (unlimited): the simulated quote
+ * offers a finite size, which fills take once, and with the clock standing
+ * still it is never renewed, so market orders would stop filling after a few
+ * hundred shares.
+ */
+function simulatedAapl(): MarketQuote {
+  const feed = parseMarketFeed("simulated");
+  const instrument = fromServiceSymbol("AAPL");
+  if (feed.kind !== "simulated" || !instrument) throw new Error("no simulated AAPL");
+  return simulatedQuote(feed.seed, instrument, CLOCK_MS);
+}
+
+function restingOrder(strategyId: number) {
+  return {
+    StrategyId: strategyId,
+    OrderType: "2",
+    Side: "1",
+    TIF: "1",
+    OrderQuantity: 1,
+    Limit: 1,
+    ServiceSymbol: { FullSymbol: "AAPL" },
+  };
+}
+
+function fillingOrder(strategyId: number) {
+  return {
+    StrategyId: strategyId,
+    OrderType: "1",
+    Side: "1",
+    TIF: "1",
+    OrderQuantity: 1,
+    ServiceSymbol: { FullSymbol: "AAPL" },
+  };
+}
+
+/**
+ * NewStrategyOrder under autocannon, each request for the next strategy in
+ * turn. Fails unless every answer was 200. Answers the figures and the count
+ * of 200 answers.
+ */
+async function orderCannon(
+  name: string,
+  port: number,
+  seconds: number,
+  connections: number,
+  strategyIds: readonly number[],
+  order: (strategyId: number) => object,
+): Promise<{ run: HttpRun; ok: number }> {
+  let next = 0;
+  let completed = 0;
+  let ok = 0;
+  let firstRefusal: string | undefined;
+  const perSecond: number[] = [];
+  let counted = 0;
+  const sampler = setInterval(() => {
+    perSecond.push(completed - counted);
+    counted = completed;
+  }, 1_000);
+  let result: Result;
+  try {
+    result = await autocannon({
+      url: `http://${HOST}:${port}${ORDER_PATH}`,
+      method: "POST",
+      headers: JSON_HEADERS,
+      connections,
+      pipelining: 1,
+      duration: seconds,
+      requests: [
+        {
+          method: "POST",
+          path: ORDER_PATH,
+          setupRequest: (request) => {
+            const strategyId = strategyIds[next++ % strategyIds.length] as number;
+            return { ...request, body: JSON.stringify({ Order: order(strategyId) }) };
+          },
+          onResponse: (status, body) => {
+            completed++;
+            if (status === 200) ok++;
+            else firstRefusal ??= `${status} ${body.slice(0, 500)}`;
+          },
+        },
+      ],
+    });
+  } finally {
+    clearInterval(sampler);
+  }
+  const codes = Object.keys(result.statusCodeStats ?? {});
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || codes.some((code) => code !== "200")) {
+    throw new Error(
+      `${name}: not every answer was 200: status codes ${JSON.stringify(result.statusCodeStats ?? {})}, ` +
+        `${result.errors} errors, ${result.timeouts} timeouts; first refusal: ${firstRefusal ?? "none"}`,
+    );
+  }
+  return {
+    run: { figures: figures(result), firstSecond: perSecond[0] ?? 0, lastSecond: perSecond.at(-1) ?? 0 },
+    ok,
+  };
+}
+
+async function openPositions(port: number, strategyIds: readonly number[]): Promise<{ Quantity: number }[]> {
+  return (await call(port, "GET", `/Strategies/GetStrategyOpenPositions?StrategyIds=${strategyIds.join(",")}`)) as {
+    Quantity: number;
+  }[];
+}
+
+async function httpBench(
+  backend: BackendName,
+  settings: Settings,
+  pgUrl: string | undefined,
+): Promise<HttpBackendFigures> {
+  const dir = await tempDir(`strategy-hub-bench-orders-${backend}-`);
+  const logPath = join(dir, "service.log");
+  const schema = `bench_orders_${process.pid}`;
+  const dropSchema = backend === "postgres" ? await schemaOfOurOwn(pgUrl as string, schema, true) : null;
+  let service: ChildProcess | undefined;
+  try {
+    const ports = await freePorts(4);
+    const gen = ports[1] ?? 0;
+    service = startService(
+      ports,
+      join(dir, "data"),
+      logPath,
+      backend === "postgres" ? { url: pgUrl as string, schema } : null,
+    );
+    const child = service;
+    progress(`${backend}: waiting for the service (GEN :${gen})`);
+    await waitUntilAnswering(
+      "service",
+      child,
+      `http://${HOST}:${gen}/General/Hello`,
+      { method: "POST", headers: JSON_HEADERS, body: "{}" },
+      (status) => status === 200,
+    );
+    await call(gen, "POST", "/Sandbox/SetClock", { Now: CLOCK_ISO });
+    progress(`${backend}: creating ${HTTP_STRATEGIES} strategies`);
+    const strategyIds: number[] = [];
+    for (let i = 1; i <= HTTP_STRATEGIES; i++) {
+      const [created] = (await call(gen, "POST", "/Strategies/AddStrategy", {
+        StrategyName: `Bench ${i}`,
+        StartingCapital: 10_000_000,
+      })) as { StrategyId: number }[];
+      if (created === undefined) throw new Error("AddStrategy answered no StrategyId");
+      strategyIds.push(created.StrategyId);
+    }
+
+    const run = async (label: string, order: (strategyId: number) => object) => {
+      progress(`${backend}: ${label} orders, warm-up ${WARMUP_SECONDS} s`);
+      const warm = await orderCannon(
+        `${backend} ${label} warm-up`,
+        gen,
+        WARMUP_SECONDS,
+        settings.connections,
+        strategyIds,
+        order,
+      );
+      progress(`${backend}: ${label} orders for ${settings.seconds} s, ${settings.connections} connections`);
+      const measured = await orderCannon(
+        `${backend} ${label}`,
+        gen,
+        settings.seconds,
+        settings.connections,
+        strategyIds,
+        order,
+      );
+      if (exited(child)) throw new Error(`the service exited during the ${label} run`);
+      return { run: measured.run, placed: warm.ok + measured.ok };
+    };
+
+    const resting = await run("resting", restingOrder);
+    const positionsAfterResting = (await openPositions(gen, strategyIds)).length;
+    if (positionsAfterResting !== 0) throw new Error(`resting limit orders filled: ${positionsAfterResting} positions`);
+    const aapl = simulatedAapl();
+    await call(gen, "POST", "/Sandbox/SetQuote", {
+      Symbol: "AAPL",
+      Bid: toNumber(aapl.bid),
+      Ask: toNumber(aapl.ask),
+      Last: toNumber(aapl.last),
+    });
+    const filling = await run("filling", fillingOrder);
+    const held = await openPositions(gen, strategyIds);
+    const sharesHeldAfterFilling = held.reduce((sum, position) => sum + position.Quantity, 0);
+    // Requests cut off at the end of a run may still be served, so the service can hold a few more.
+    if (sharesHeldAfterFilling < filling.placed) {
+      throw new Error(
+        `market orders did not fill in the request: ${filling.placed} placed, ${sharesHeldAfterFilling} held`,
+      );
+    }
+    const storage = await storageBackend(logPath);
+    return {
+      storage,
+      resting: resting.run,
+      filling: filling.run,
+      restingOrdersPlaced: resting.placed,
+      positionsAfterResting,
+      fillingOrdersPlaced: filling.placed,
+      sharesHeldAfterFilling,
+    };
+  } catch (error) {
+    await printLogTail(`${backend} service`, logPath);
+    throw error;
+  } finally {
+    if (service) await stopChild(service);
+    await dropSchema?.();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Part 2: the fill loop in process
+
+interface PhaseFigures {
+  readonly quotes: number;
+  readonly seconds: number;
+  readonly quotesPerSec: number;
+  readonly quoteP50Us: number;
+  readonly quoteP99Us: number;
+  readonly quoteMaxMs: number;
+  /** Rows in `fills` after the phase (all phases so far). */
+  readonly fills: number;
+  readonly fillsInPhase: number;
+  readonly workingOrders: number;
+}
+
+interface LoopFigures {
+  readonly orders: number;
+  readonly strategies: number;
+  readonly symbols: number;
+  readonly insertSeconds: number;
+  readonly rebuildMs: number;
+  readonly workingOrdersAfterRebuild: number;
+  readonly quiet: PhaseFigures;
+  readonly moving: PhaseFigures;
+}
+
+/** A small seeded generator (mulberry32), so every run trades the same market. */
+function random(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const cents = (value: number): string => (value / 100).toFixed(2);
+
+/**
+ * 4-letter tickers from an index ("QAAA", "QAAB", ...): letters only, and each
+ * checked to be read back as the same stock, never as a forex pair or anything else.
+ */
+function tickers(count: number): string[] {
+  const symbols: string[] = [];
+  for (let i = 0; i < count; i++) {
+    const letters = [Math.floor(i / 676) % 26, Math.floor(i / 26) % 26, i % 26].map((n) => String.fromCharCode(65 + n));
+    const symbol = `Q${letters.join("")}`;
+    const instrument = fromServiceSymbol(symbol);
+    if (instrument?.symbolType !== "stock" || instrument.fullSymbol !== symbol) {
+      throw new Error(`${symbol} is not read as a stock`);
+    }
+    symbols.push(symbol);
+  }
+  return symbols;
+}
+
+async function countFills(storage: Storage): Promise<number> {
+  const row = await storage.db
+    .selectFrom("fills")
+    .select((eb) => eb.fn.countAll<number | string>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/** Fills the database: one person, its strategies and the resting orders. */
+async function populate(storage: Storage, clock: ControllableClock, symbols: readonly string[]): Promise<void> {
+  const { personId } = await createPerson(
+    { storage, clock },
+    { email: "bench-owner@example.com", firstName: "Bench", lastName: "Owner", role: "person" },
+  );
+  const strategyIds: number[] = [];
+  await transaction(storage, async (tx) => {
+    for (let first = 0; first < LOOP_STRATEGIES; first += 500) {
+      const rows = await tx
+        .insertInto("strategies")
+        .values(
+          Array.from({ length: Math.min(500, LOOP_STRATEGIES - first) }, (_, i) => ({
+            name: `Bench ${first + i + 1}`,
+            owner_person_id: personId,
+            white_label_site_id: null,
+            is_private: 0,
+            starting_capital: "10000000",
+            cash: "10000000",
+            short_description: null,
+            long_description: null,
+            pending_short_description: null,
+            pending_long_description: null,
+            review_note: null,
+            trades_stocks: 1,
+            created_at: CLOCK_MS,
+            updated_at: CLOCK_MS,
+          })),
+        )
+        .returning("id")
+        .execute();
+      strategyIds.push(...rows.map((row) => row.id));
+    }
+  });
+  const next = random(42);
+  const ordersPerSymbol = LOOP_ORDERS / LOOP_SYMBOLS;
+  const orderRow = (i: number) => {
+    // Round-robin over the strategies; each symbol takes 100 consecutive orders, half limits and half stops.
+    const isLimit = i % 2 === 0;
+    const price = isLimit
+      ? LIMIT_LOW + Math.floor(next() * (LIMIT_HIGH - LIMIT_LOW + 1))
+      : STOP_LOW + Math.floor(next() * (STOP_HIGH - STOP_LOW + 1));
+    return {
+      strategy_id: strategyIds[i % LOOP_STRATEGIES] as number,
+      symbol: symbols[Math.floor(i / ordersPerSymbol)] as string,
+      symbol_type: "stock",
+      order_type: isLimit ? ("limit" as const) : ("stop" as const),
+      side: "buy" as const,
+      open_close: "open" as const,
+      tif: "gtc" as const,
+      quantity: "1",
+      limit_price: isLimit ? cents(price) : null,
+      stop_price: isLimit ? null : cents(price),
+      profit_target: null,
+      stop_loss: null,
+      parent_id: null,
+      oca_group_id: null,
+      cancel_replace_id: null,
+      parked_until: null,
+      expires_at: null,
+      signal_type: 1,
+      status: "Working",
+      info: null,
+      posted_at: CLOCK_MS,
+      updated_at: CLOCK_MS,
+      closed_at: null,
+    };
+  };
+  const perTx = INSERT_ROWS * INSERT_STATEMENTS_PER_TX;
+  for (let first = 0; first < LOOP_ORDERS; first += perTx) {
+    await transaction(storage, async (tx) => {
+      for (let batch = first; batch < Math.min(first + perTx, LOOP_ORDERS); batch += INSERT_ROWS) {
+        const rows = Array.from({ length: Math.min(INSERT_ROWS, LOOP_ORDERS - batch) }, (_, i) => orderRow(batch + i));
+        await tx.insertInto("orders").values(rows).execute();
+      }
+    });
+  }
+}
+
+/** A hand quote around an ask in cents: bid 2 cents under, last 1 cent under. */
+function quoteOf(symbol: string, ask: number, atMs: number): MarketQuote {
+  return {
+    symbol,
+    bid: decimal(cents(ask - 2)),
+    ask: decimal(cents(ask)),
+    last: decimal(cents(ask - 1)),
+    bidSize: null,
+    askSize: null,
+    atMs,
+  };
+}
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/** Feeds the quotes one at a time as the service does (set, then work), timing each. */
+async function feed(
+  label: string,
+  storage: Storage,
+  market: MarketData,
+  loop: FillLoop,
+  quotes: readonly MarketQuote[],
+  fillsBefore: number,
+): Promise<PhaseFigures> {
+  const durations = new Float64Array(quotes.length);
+  const reportEvery = Math.max(1, Math.floor(quotes.length / 4));
+  const started = performance.now();
+  for (let i = 0; i < quotes.length; i++) {
+    // The loop alone never leaves the microtask queue; let signals (Ctrl-C) through now and then.
+    if (i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+    const quote = quotes[i] as MarketQuote;
+    const t0 = performance.now();
+    market.setQuote(quote);
+    await loop.quoteChanged(quote);
+    durations[i] = performance.now() - t0;
+    if ((i + 1) % reportEvery === 0) {
+      progress(`  ${label}: ${i + 1} quotes, ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    }
+  }
+  const seconds = (performance.now() - started) / 1000;
+  durations.sort();
+  const fills = await countFills(storage);
+  return {
+    quotes: quotes.length,
+    seconds: Number(seconds.toFixed(3)),
+    quotesPerSec: Math.round(quotes.length / seconds),
+    quoteP50Us: Math.round(percentile(durations, 50) * 1000),
+    quoteP99Us: Math.round(percentile(durations, 99) * 1000),
+    quoteMaxMs: Number((durations.at(-1) ?? 0).toFixed(2)),
+    fills,
+    fillsInPhase: fills - fillsBefore,
+    workingOrders: loop.index.workingOrders,
+  };
+}
+
+async function fillLoopBench(backend: BackendName, pgUrl: string | undefined): Promise<LoopFigures> {
+  const symbols = tickers(LOOP_SYMBOLS);
+  const schema = `bench_fill_loop_${process.pid}`;
+  // openStorage creates the schema; registering the drop first covers a failure half-way.
+  const dropSchema = backend === "postgres" ? await schemaOfOurOwn(pgUrl as string, schema, false) : null;
+  const dataDir = backend === "sqlite" ? join(await tempDir("strategy-hub-bench-fill-loop-"), "data") : "";
+  const storage = await openStorage(
+    backend === "postgres" ? { databaseUrl: pgUrl, dataDir, pgSchema: schema } : { dataDir },
+  );
+  let loop: FillLoop | undefined;
+  const closeStorage = onCleanup(`close ${backend} storage`, async () => {
+    await loop?.stop();
+    await storage.close();
+  });
+  try {
+    await migrateToLatest(storage);
+    const clock = new ControllableClock(() => CLOCK_MS, { kind: "fixed", atMs: CLOCK_MS });
+    progress(`${backend} fill loop: inserting ${LOOP_STRATEGIES} strategies and ${LOOP_ORDERS} orders`);
+    const insertStarted = performance.now();
+    await populate(storage, clock, symbols);
+    const insertSeconds = (performance.now() - insertStarted) / 1000;
+
+    const market = new MarketData({ kind: "manual" }, clock);
+    loop = new FillLoop({ storage, clock }, market, pino({ level: "silent" }), { tickMs: 0 });
+    progress(`${backend} fill loop: rebuilding the index (start)`);
+    const rebuildStarted = performance.now();
+    await loop.start();
+    const rebuildMs = performance.now() - rebuildStarted;
+    const workingOrdersAfterRebuild = loop.index.workingOrders;
+    if (workingOrdersAfterRebuild !== LOOP_ORDERS) {
+      throw new Error(`the index holds ${workingOrdersAfterRebuild} working orders, not ${LOOP_ORDERS}`);
+    }
+
+    // Quiet: a walk of ±1 cent per quote and symbol, reflected inside the band.
+    const next = random(7);
+    const asks = symbols.map(() => QUIET_LOW + Math.floor(next() * (QUIET_HIGH - QUIET_LOW + 1)));
+    let atMs = CLOCK_MS;
+    const quiet: MarketQuote[] = [];
+    for (let i = 0; i < QUIET_QUOTES; i++) {
+      const s = i % LOOP_SYMBOLS;
+      let ask = (asks[s] as number) + (next() < 0.5 ? -1 : 1);
+      if (ask < QUIET_LOW) ask = QUIET_LOW + 1;
+      if (ask > QUIET_HIGH) ask = QUIET_HIGH - 1;
+      asks[s] = ask;
+      quiet.push(quoteOf(symbols[s] as string, ask, atMs++));
+    }
+    progress(`${backend} fill loop: quiet market, ${QUIET_QUOTES} quotes`);
+    const quietFigures = await feed("quiet", storage, market, loop, quiet, 0);
+    quiet.length = 0;
+    if (quietFigures.fills !== 0) throw new Error(`the quiet market filled ${quietFigures.fills} orders`);
+
+    // Moving: the first symbols leave the band, even ones upwards (buy stops trigger), odd ones downwards (buy limits fill).
+    const moving: MarketQuote[] = [];
+    for (let i = 0; i < MOVING_QUOTES; i++) {
+      const s = i % MOVING_SYMBOLS;
+      const drift = s % 2 === 0 ? 1 : -1;
+      const step = (next() < MOVING_DRIFT_P ? drift : -drift) * MOVING_STEP;
+      const ask = Math.min(MOVING_HIGH, Math.max(MOVING_LOW, (asks[s] as number) + step));
+      asks[s] = ask;
+      moving.push(quoteOf(symbols[s] as string, ask, atMs++));
+    }
+    const reached = asks.slice(0, MOVING_SYMBOLS);
+    progress(
+      `${backend} fill loop: moving market, ${MOVING_QUOTES} quotes on ${MOVING_SYMBOLS} symbols ` +
+        `(asks end between ${cents(Math.min(...reached))} and ${cents(Math.max(...reached))})`,
+    );
+    const movingFigures = await feed("moving", storage, market, loop, moving, quietFigures.fills);
+
+    return {
+      orders: LOOP_ORDERS,
+      strategies: LOOP_STRATEGIES,
+      symbols: LOOP_SYMBOLS,
+      insertSeconds: Number(insertSeconds.toFixed(2)),
+      rebuildMs: Math.round(rebuildMs),
+      workingOrdersAfterRebuild,
+      quiet: quietFigures,
+      moving: movingFigures,
+    };
+  } finally {
+    await closeStorage();
+    await dropSchema?.();
+  }
+}
+
+// ---------------------------------------------------------------------------
+
+function printHttp(settings: Settings, results: readonly [BackendName, HttpBackendFigures][]): void {
+  console.log(
+    `1. POST ${ORDER_PATH} on GEN, ${settings.seconds} s per run after ${WARMUP_SECONDS} s of warm-up, ` +
+      `${settings.connections} connections, pipelining 1, over ${HTTP_STRATEGIES} strategies; ` +
+      "service at the default LOG_LEVEL (info), SANDBOX=1, MARKET_FEED=simulated, clock at " +
+      `${CLOCK_ISO}; every answer was 200`,
+  );
+  const aapl = simulatedAapl();
+  console.log(
+    `   resting: limit buy 1 AAPL at 1 (rests; simulated AAPL ${toNumber(aapl.bid)} x ${toNumber(aapl.ask)}, ` +
+      `ask size ${toNumber(aapl.askSize ?? decimal(0))}); filling: market buy 1 AAPL (fills in the request), ` +
+      "run second, so each strategy still holds its resting orders, against a hand quote at the same prices " +
+      "with unlimited size (SetQuote, set before its warm-up)",
+  );
+  console.log("   1st s / last s: requests completed in the first and the last second of the run");
+  console.log("");
+  const rows: string[][] = [];
+  for (const [backend, r] of results) {
+    for (const [label, run] of [
+      ["resting", r.resting],
+      ["filling", r.filling],
+    ] as const) {
+      const f = run.figures;
+      rows.push([
+        `${r.storage === backend ? backend : `${backend} (service says ${r.storage})`} ${label}`,
+        f.requestsPerSec.toFixed(0),
+        String(f.latencyP50Ms),
+        String(f.latencyP99Ms),
+        f.latencyAvgMs.toFixed(2),
+        String(f.totalRequests),
+        String(run.firstSecond),
+        String(run.lastSecond),
+      ]);
+    }
+  }
+  printTable(["", "req/s avg", "p50 ms", "p99 ms", "avg ms", "requests", "1st s", "last s"], rows);
+  console.log("");
+  for (const [backend, r] of results) {
+    console.log(
+      `   ${backend}: ${r.restingOrdersPlaced} resting orders placed (warm-up included), ${r.positionsAfterResting} positions after; ` +
+        `${r.fillingOrdersPlaced} market orders placed, ${r.sharesHeldAfterFilling} shares held after`,
+    );
+  }
+}
+
+function printLoop(results: readonly [BackendName, LoopFigures][]): void {
+  const first = results[0]?.[1];
+  if (!first) return;
+  console.log("");
+  console.log(
+    `2. Fill loop in process: ${first.orders} resting buy orders (GTC, 1 share; limits 90.00-99.49, stops 100.51-110.00) ` +
+      `of ${first.strategies} strategies on ${first.symbols} stock symbols; hand quotes set then worked one at a time`,
+  );
+  console.log(
+    `   quiet: ${first.quiet.quotes} quotes, asks walking ±0.01 within 99.50-100.50 on every symbol; ` +
+      `moving: ${first.moving.quotes} quotes on ${MOVING_SYMBOLS} symbols, steps of 0.05 drifting to 88 or 112`,
+  );
+  console.log("");
+  printTable(
+    ["", "insert s", "rebuild ms", "working"],
+    results.map(([backend, r]) => [
+      backend,
+      r.insertSeconds.toFixed(2),
+      String(r.rebuildMs),
+      String(r.workingOrdersAfterRebuild),
+    ]),
+  );
+  console.log("");
+  const rows: string[][] = [];
+  for (const [backend, r] of results) {
+    for (const [label, p] of [
+      ["quiet", r.quiet],
+      ["moving", r.moving],
+    ] as const) {
+      rows.push([
+        `${backend} ${label}`,
+        String(p.quotes),
+        p.seconds.toFixed(2),
+        String(p.quotesPerSec),
+        String(p.quoteP50Us),
+        String(p.quoteP99Us),
+        p.quoteMaxMs.toFixed(2),
+        String(p.fillsInPhase),
+        String(p.workingOrders),
+      ]);
+    }
+  }
+  printTable(["", "quotes", "s", "quotes/s", "p50 µs", "p99 µs", "max ms", "fills", "working"], rows);
+}
+
+async function main(): Promise<void> {
+  const settings: Settings = {
+    seconds: positiveIntFromEnv("BENCH_SECONDS", 10),
+    connections: positiveIntFromEnv("BENCH_CONNECTIONS", 10),
+  };
+  const pgUrl = process.env.DATABASE_URL || undefined;
+  const backends: BackendName[] = pgUrl ? ["sqlite", "postgres"] : ["sqlite"];
+
+  const http: [BackendName, HttpBackendFigures][] = [];
+  for (const backend of backends) http.push([backend, await httpBench(backend, settings, pgUrl)]);
+  const loop: [BackendName, LoopFigures][] = [];
+  for (const backend of backends) loop.push([backend, await fillLoopBench(backend, pgUrl)]);
+
+  printHttp(settings, http);
+  printLoop(loop);
+  console.log(
+    `RESULT ${JSON.stringify({
+      ...settings,
+      warmupSeconds: WARMUP_SECONDS,
+      pipelining: 1,
+      logLevel: "info",
+      http: Object.fromEntries(http),
+      fillLoop: Object.fromEntries(loop),
+    })}`,
+  );
+}
+
+await runBench(main);

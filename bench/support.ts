@@ -1,0 +1,273 @@
+/**
+ * What the benchmarks share: free ports, children started and stopped, waiting
+ * for a server to answer, temp dirs and other cleanup that runs once on the
+ * normal end, on an error and on SIGINT/SIGTERM, env settings, and printing
+ * figures. Only 127.0.0.1 is ever contacted.
+ */
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { closeSync, openSync } from "node:fs";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { Result } from "autocannon";
+
+export const HOST = "127.0.0.1";
+export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
+const READY_TIMEOUT_MS = 30_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+/** One autocannon run, reduced to what the benchmarks print. */
+export interface Figures {
+  readonly requestsPerSec: number;
+  readonly latencyP50Ms: number;
+  readonly latencyP99Ms: number;
+  readonly latencyAvgMs: number;
+  readonly totalRequests: number;
+  readonly errors: number;
+  readonly timeouts: number;
+  readonly non2xx: number;
+}
+
+/** What cleanup must undo; module-level so the signal handlers can reach it too. */
+const children = new Set<ChildProcess>();
+const tempDirs: string[] = [];
+const hooks: { readonly name: string; readonly run: () => Promise<void> }[] = [];
+let cleaning: Promise<void> | undefined;
+
+export function positiveIntFromEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
+  return Number(raw);
+}
+
+export function progress(message: string): void {
+  // Progress goes to stderr so stdout holds only the results.
+  process.stderr.write(`[bench] ${message}\n`);
+}
+
+/** A fresh temp dir, removed by cleanup. */
+export async function tempDir(prefix: string): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+/**
+ * Work for cleanup (dropping a database schema, closing a connection): hooks run
+ * after the children are stopped, newest first, each once; a failing hook is
+ * reported and the others still run. The answered function runs the hook now
+ * (once) and unregisters it, for a resource released before the end.
+ */
+export function onCleanup(name: string, run: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  const hook = { name, run: () => (done ??= run()) };
+  hooks.push(hook);
+  return () => {
+    const at = hooks.indexOf(hook);
+    if (at >= 0) hooks.splice(at, 1);
+    return hook.run();
+  };
+}
+
+/**
+ * Free ports, taken by listening on port 0. All listeners stay open until every
+ * port is known so the OS cannot hand out the same port twice; a port can still
+ * be taken by someone else before the child binds it, which the child then reports.
+ */
+export async function freePorts(count: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const server = createServer();
+      servers.push(server);
+      server.listen(0, HOST);
+      await once(server, "listening");
+    }
+    return servers.map((server) => {
+      const address = server.address();
+      if (address === null || typeof address === "string") throw new Error("no port for a TCP listener");
+      return address.port;
+    });
+  } finally {
+    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  }
+}
+
+/** Starts a Node child in the repo with stdout and stderr appended to `logPath`, and tracks it for cleanup. */
+export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, logPath: string): ChildProcess {
+  const log = openSync(logPath, "a");
+  try {
+    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", log, log] });
+    children.add(child);
+    child.on("error", (error) => progress(`${name}: ${error.message}`));
+    return child;
+  } finally {
+    closeSync(log); // the child holds its own copy of the descriptor
+  }
+}
+
+export function exited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null;
+}
+
+/**
+ * Polls `url` until the server answers and `accept` takes the answer. A refused
+ * connection means "not yet"; an answer `accept` refuses or a dead child fails
+ * at once, because waiting longer would not fix either.
+ */
+export async function waitUntilAnswering(
+  name: string,
+  child: ChildProcess,
+  url: string,
+  init: RequestInit,
+  accept: (status: number, text: string) => boolean,
+): Promise<void> {
+  const deadline = Date.now() + READY_TIMEOUT_MS;
+  for (;;) {
+    if (exited(child)) throw new Error(`${name} exited before answering (code ${child.exitCode}, ${child.signalCode})`);
+    let response: Response | undefined;
+    try {
+      response = await fetch(url, { ...init, signal: AbortSignal.timeout(2_000) });
+    } catch {
+      // not listening yet
+    }
+    if (response !== undefined) {
+      const text = await response.text();
+      if (!accept(response.status, text)) throw new Error(`${name} answered ${response.status} ${text}`);
+      return;
+    }
+    if (Date.now() > deadline) throw new Error(`${name} did not answer within ${READY_TIMEOUT_MS / 1000} s`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+export function figures(result: Result): Figures {
+  return {
+    requestsPerSec: result.requests.average,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    latencyAvgMs: result.latency.average,
+    totalRequests: result.requests.total,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+  };
+}
+
+/** A table with the first column left-aligned and the others right-aligned. */
+export function printTable(header: readonly string[], rows: readonly (readonly string[])[]): void {
+  const lines = [header, ...rows];
+  const widths = header.map((_, i) => Math.max(...lines.map((line) => (line[i] ?? "").length)));
+  for (const line of lines) {
+    console.log(
+      line.map((cell, i) => (i === 0 ? cell.padEnd(widths[i] ?? 0) : cell.padStart(widths[i] ?? 0))).join("  "),
+    );
+  }
+}
+
+export function printFiguresTable(rows: readonly [string, Figures][]): void {
+  printTable(
+    ["", "req/s avg", "p50 ms", "p99 ms", "avg ms", "requests", "errors", "non-2xx"],
+    rows.map(([name, f]) => [
+      name,
+      f.requestsPerSec.toFixed(0),
+      String(f.latencyP50Ms),
+      String(f.latencyP99Ms),
+      f.latencyAvgMs.toFixed(2),
+      String(f.totalRequests),
+      String(f.errors),
+      String(f.non2xx),
+    ]),
+  );
+}
+
+/** The backend the service reports in its "strategy-hub started" log line, rather than guessing from the env. */
+export async function storageBackend(logPath: string): Promise<string> {
+  for (const line of (await readFile(logPath, "utf8")).split("\n")) {
+    if (!line.includes("strategy-hub started")) continue;
+    try {
+      return String((JSON.parse(line) as { storage?: unknown }).storage);
+    } catch {
+      // not a JSON line
+    }
+  }
+  return "unknown";
+}
+
+export async function logStats(logPath: string): Promise<{ lines: number; megabytes: number }> {
+  const text = await readFile(logPath, "utf8");
+  return { lines: text.split("\n").filter((line) => line !== "").length, megabytes: Buffer.byteLength(text) / 1e6 };
+}
+
+/** Prints the end of a log to stderr so a failure can be understood after the temp dir is gone. */
+export async function printLogTail(name: string, logPath: string, lines = 20): Promise<void> {
+  try {
+    const tail = (await readFile(logPath, "utf8")).trimEnd().split("\n").slice(-lines).join("\n");
+    process.stderr.write(`--- last ${lines} lines of the ${name} log ---\n${tail}\n---\n`);
+  } catch {
+    // no log yet
+  }
+}
+
+/** SIGTERM (the service shuts down gracefully on it), then SIGKILL if it does not go in time. */
+export async function stopChild(child: ChildProcess): Promise<void> {
+  if (!exited(child)) {
+    const gone = once(child, "exit");
+    child.kill("SIGTERM");
+    const timer = new Promise((resolve) => setTimeout(resolve, STOP_TIMEOUT_MS).unref());
+    await Promise.race([gone, timer]);
+    if (!exited(child)) {
+      child.kill("SIGKILL");
+      await gone;
+    }
+  }
+  children.delete(child);
+}
+
+/** Idempotent: runs once whether reached by the normal end, an error or a signal. */
+export function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await Promise.all([...children].map(stopChild));
+    for (const hook of hooks.splice(0).reverse()) {
+      try {
+        await hook.run();
+      } catch (error) {
+        progress(`cleanup (${hook.name}) failed: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    for (const dir of tempDirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+
+/**
+ * Runs a benchmark: cleanup on SIGINT/SIGTERM, on the normal end and on an
+ * error; exits 0, 1 on an error, 130/143 on a signal.
+ */
+export async function runBench(main: () => Promise<void>): Promise<never> {
+  for (const [signal, code] of [
+    ["SIGINT", 130],
+    ["SIGTERM", 143],
+  ] as const) {
+    // `on`, not `once`: a second signal (a second Ctrl-C, or tsx relaying the one the whole
+    // process group got) must not find no listener, since tsx then exits the process mid-cleanup.
+    process.on(signal, () => {
+      if (cleaning !== undefined) return;
+      progress(`${signal}: stopping the servers and cleaning up`);
+      void cleanup().finally(() => process.exit(code));
+    });
+  }
+  try {
+    await main();
+    await cleanup();
+    process.exit(0);
+  } catch (error) {
+    process.stderr.write(`[bench] FAILED: ${error instanceof Error ? error.message : String(error)}\n`);
+    await cleanup();
+    process.exit(1);
+  }
+}
