@@ -155,20 +155,35 @@ function sessionOn(schedule: Schedule, day: LocalDate): TradingSession | null {
   };
 }
 
+/**
+ * The last answer per schedule and the span of time it holds for: within a
+ * session the session, within a closed spell nothing until the next open.
+ * Working out a session reads the zone's calendar (tens of microseconds), and
+ * the fill loop asks for every quote and order, mostly about the same span.
+ */
+const lastAnswers = new Map<
+  Schedule,
+  { readonly from: number; readonly to: number; readonly session: TradingSession | null }
+>();
+
 /** The session open at the instant, or null when the market is closed. */
 export function sessionAt(schedule: Schedule, atMs: number): TradingSession | null {
+  const known = lastAnswers.get(schedule);
+  if (known && known.from <= atMs && atMs < known.to) return known.session;
   const today = localDate(schedule.zone, atMs);
   for (const day of [today, addDays(today, 1)]) {
     const session = sessionOn(schedule, day);
-    if (session && session.opensAtMs <= atMs && atMs < session.closesAtMs) return session;
+    if (session && session.opensAtMs <= atMs && atMs < session.closesAtMs) {
+      lastAnswers.set(schedule, { from: session.opensAtMs, to: session.closesAtMs, session });
+      return session;
+    }
   }
+  lastAnswers.set(schedule, { from: atMs, to: nextSessionAfter(schedule, atMs).opensAtMs, session: null });
   return null;
 }
 
-/** The session open at the instant, or else the next one to open. */
-export function currentOrNextSession(schedule: Schedule, atMs: number): TradingSession {
-  const open = sessionAt(schedule, atMs);
-  if (open) return open;
+/** The first session opening after the instant. */
+function nextSessionAfter(schedule: Schedule, atMs: number): TradingSession {
   const today = localDate(schedule.zone, atMs);
   // Two weeks always hold a trading day, holidays included.
   for (let k = 0; k < 15; k++) {
@@ -176,6 +191,11 @@ export function currentOrNextSession(schedule: Schedule, atMs: number): TradingS
     if (session && session.opensAtMs > atMs) return session;
   }
   throw new Error(`${schedule.name} has no session within two weeks of ${new Date(atMs).toISOString()}`);
+}
+
+/** The session open at the instant, or else the next one to open. */
+export function currentOrNextSession(schedule: Schedule, atMs: number): TradingSession {
+  return sessionAt(schedule, atMs) ?? nextSessionAfter(schedule, atMs);
 }
 
 /** When a DAY order placed at the instant expires: the close of the current or next session. */
