@@ -26,6 +26,7 @@ import {
   progress,
   runBench,
   startChild,
+  startService,
   storageBackend,
   tempDir,
   waitUntilAnswering,
@@ -42,27 +43,6 @@ const WARMUP_SECONDS = 1;
 interface Settings {
   readonly seconds: number;
   readonly connections: number;
-}
-
-/** The service as `npm start` runs it, but on our ports and data dir, at the default log level. */
-function startService(ports: readonly number[], dataDir: string, logPath: string): ChildProcess {
-  const [wl, gen, geo, legacy] = ports;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOST,
-    WL_PORT: String(wl),
-    GEN_PORT: String(gen),
-    GEO_PORT: String(geo),
-    LEGACY_PORT: String(legacy),
-    DATA_DIR: dataDir,
-    BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
-    // High enough that no run is ever rate limited, yet the limiter still runs on every request.
-    RATE_LIMIT_MAX: "100000000",
-    RATE_LIMIT_WINDOW_SECONDS: "60",
-  };
-  // An inherited LOG_LEVEL would change what is measured; the default (info) logs one line per request.
-  delete env.LOG_LEVEL;
-  return startChild("service", ["--import", "tsx", "src/main.ts"], env, logPath);
 }
 
 /**
@@ -127,7 +107,11 @@ async function main(): Promise<void> {
     const ports = await freePorts(5);
     const barePort = ports[4] ?? 0;
     const wlPort = ports[0] ?? 0;
-    const service = startService(ports, join(dir, "data"), serviceLog);
+    // DATABASE_URL (and PGOPTIONS) pass through: the Hello bench measures whichever storage the caller names.
+    const service = startService(ports, join(dir, "data"), ADMIN_KEY, serviceLog, {
+      ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
+      ...(process.env.PGOPTIONS ? { PGOPTIONS: process.env.PGOPTIONS } : {}),
+    });
     const bare = await startBare(barePort, dir, bareLog);
     progress(`waiting for the service (WL :${wlPort}) and the bare server (:${barePort})`);
     await Promise.all([waitUntilGreeting("service", service, wlPort), waitUntilGreeting("bare", bare, barePort)]);

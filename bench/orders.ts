@@ -46,7 +46,7 @@ import {
   printTable,
   progress,
   runBench,
-  startChild,
+  startService,
   stopChild,
   storageBackend,
   tempDir,
@@ -149,42 +149,6 @@ interface HttpBackendFigures {
   readonly positionsAfterResting: number;
   readonly fillingOrdersPlaced: number;
   readonly sharesHeldAfterFilling: number;
-}
-
-/** The service as `npm start` runs it, on our ports and storage, in the sandbox with the simulated feed. */
-function startService(
-  ports: readonly number[],
-  dataDir: string,
-  logPath: string,
-  postgres: { url: string; schema: string } | null,
-): ChildProcess {
-  const [wl, gen, geo, legacy] = ports;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    HOST,
-    WL_PORT: String(wl),
-    GEN_PORT: String(gen),
-    GEO_PORT: String(geo),
-    LEGACY_PORT: String(legacy),
-    DATA_DIR: dataDir,
-    BOOTSTRAP_ADMIN_KEY: ADMIN_KEY,
-    SANDBOX: "1",
-    MARKET_FEED: "simulated",
-    // High enough that no run is ever rate limited, yet the limiter still runs on every request.
-    RATE_LIMIT_MAX: "100000000",
-    RATE_LIMIT_WINDOW_SECONDS: "60",
-  };
-  // An inherited LOG_LEVEL would change what is measured; the default (info) logs one line per request.
-  delete env.LOG_LEVEL;
-  delete env.DEMO;
-  delete env.DATABASE_URL;
-  delete env.PGOPTIONS;
-  if (postgres) {
-    env.DATABASE_URL = postgres.url;
-    // The service's pool takes its search_path from PGOPTIONS.
-    env.PGOPTIONS = `-c search_path=${postgres.schema}`;
-  }
-  return startChild("service", ["--import", "tsx", "src/main.ts"], env, logPath);
 }
 
 /** One API call that must answer 200; answers its Results. */
@@ -320,12 +284,12 @@ async function httpBench(
   try {
     const ports = await freePorts(4);
     const gen = ports[1] ?? 0;
-    service = startService(
-      ports,
-      join(dir, "data"),
-      logPath,
-      backend === "postgres" ? { url: pgUrl as string, schema } : null,
-    );
+    service = startService(ports, join(dir, "data"), ADMIN_KEY, logPath, {
+      SANDBOX: "1",
+      MARKET_FEED: "simulated",
+      // The service's pool takes its search_path from PGOPTIONS.
+      ...(backend === "postgres" ? { DATABASE_URL: pgUrl as string, PGOPTIONS: `-c search_path=${schema}` } : {}),
+    });
     const child = service;
     progress(`${backend}: waiting for the service (GEN :${gen})`);
     await waitUntilAnswering(

@@ -110,6 +110,37 @@ export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv,
   }
 }
 
+/**
+ * Starts the service as `npm start` runs it, on our ports and data dir, with
+ * `extra` settings, at the default log level: an inherited LOG_LEVEL (or DEMO,
+ * or storage settings) would change what is measured.
+ */
+export function startService(
+  ports: readonly number[],
+  dataDir: string,
+  adminKey: string,
+  logPath: string,
+  extra: Readonly<Record<string, string>> = {},
+): ChildProcess {
+  const [wl, gen, geo, legacy] = ports;
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of ["LOG_LEVEL", "DEMO", "DATABASE_URL", "PGOPTIONS", "SANDBOX", "MARKET_FEED"]) delete env[name];
+  Object.assign(env, {
+    HOST,
+    WL_PORT: String(wl),
+    GEN_PORT: String(gen),
+    GEO_PORT: String(geo),
+    LEGACY_PORT: String(legacy),
+    DATA_DIR: dataDir,
+    BOOTSTRAP_ADMIN_KEY: adminKey,
+    // High enough that no run is ever rate limited, yet the limiter still runs on every request.
+    RATE_LIMIT_MAX: "100000000",
+    RATE_LIMIT_WINDOW_SECONDS: "60",
+    ...extra,
+  });
+  return startChild("service", ["--import", "tsx", "src/main.ts"], env, logPath);
+}
+
 export function exited(child: ChildProcess): boolean {
   return child.exitCode !== null || child.signalCode !== null;
 }

@@ -4,7 +4,7 @@ import { ACTIVE, type OrderStatus } from "../core/orders/status.js";
 import type { SecurityType } from "../core/symbols/instrument.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { PositionsTable } from "../store/schema.js";
-import type { OrderRow } from "../store/trading-state.js";
+import { type OrderRow, STRATEGY_COLUMNS } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
 import type { RequestContext } from "./runtime.js";
 import { mayTrade } from "./trading.js";
@@ -27,20 +27,7 @@ const SYMBOL_TYPES: Readonly<Record<SecurityType, string>> = {
 
 async function readableStrategies(tx: Tx, ctx: RequestContext, ids: readonly number[], field: string) {
   const unique = [...new Set(ids)];
-  const rows = await tx
-    .selectFrom("strategies")
-    .select([
-      "id",
-      "name",
-      "owner_person_id",
-      "white_label_site_id",
-      "cash",
-      "starting_capital",
-      "is_private",
-      "trading_version",
-    ])
-    .where("id", "in", unique)
-    .execute();
+  const rows = await tx.selectFrom("strategies").select(STRATEGY_COLUMNS).where("id", "in", unique).execute();
   for (const id of unique) {
     const strategy = rows.find((row) => row.id === id);
     if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${id}` });

@@ -54,25 +54,25 @@ export function instrumentOf(symbol: string, symbolType: string): Instrument {
   return instrument;
 }
 
+/** The columns of a StrategyRow. */
+export const STRATEGY_COLUMNS = [
+  "id",
+  "name",
+  "owner_person_id",
+  "white_label_site_id",
+  "cash",
+  "starting_capital",
+  "is_private",
+  "trading_version",
+] as const;
+
 /**
  * Reads the strategy and takes its lock for the rest of the transaction: on
  * PostgreSQL a row lock (two processes on one database queue here); SQLite
  * transactions hold the database's write lock from their start.
  */
 export async function lockStrategy(tx: Tx, backend: Backend, strategyId: number): Promise<StrategyRow | undefined> {
-  const query = tx
-    .selectFrom("strategies")
-    .select([
-      "id",
-      "name",
-      "owner_person_id",
-      "white_label_site_id",
-      "cash",
-      "starting_capital",
-      "is_private",
-      "trading_version",
-    ])
-    .where("id", "=", strategyId);
+  const query = tx.selectFrom("strategies").select(STRATEGY_COLUMNS).where("id", "=", strategyId);
   return backend === "postgres" ? query.forUpdate().executeTakeFirst() : query.executeTakeFirst();
 }
 
