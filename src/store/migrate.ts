@@ -1,8 +1,9 @@
-import { type Migration, Migrator, sql } from "kysely";
+import { type Kysely, type Migration, Migrator, sql } from "kysely";
 import { platformMigration } from "./migrations/0001_platform.js";
 import { peopleMigration } from "./migrations/0002_people.js";
 import { strategiesMigration } from "./migrations/0003_strategies.js";
 import { ordersMigration } from "./migrations/0004_orders.js";
+import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
 /** Every migration, in order. Names sort in the order they apply. */
@@ -20,15 +21,37 @@ export function migrateToLatest(storage: Storage): Promise<string[]> {
   return migrateTo(storage, "latest");
 }
 
+/**
+ * A PostgreSQL advisory lock held while schemas change shape: migrations hold
+ * it, and so must anything that drops a schema in the same database. Kysely's
+ * migrator reads the catalog of every schema, and a schema dropped in the
+ * middle of that read makes it fail.
+ */
+export const SCHEMA_CHANGE_LOCK = 0x5348_4d47;
+
 /** Applies the migrations up to and including `target` (tests of a migration start below it). */
 export async function migrateTo(storage: Storage, target: string): Promise<string[]> {
-  const migrator = new Migrator({
-    db: storage.db,
-    provider: { getMigrations: async () => migrations(storage) },
-    // Kysely looks for its bookkeeping tables in every schema unless told which;
-    // another schema's tables (another deployment, a parallel test) would fool it.
-    ...(storage.backend === "postgres" ? { migrationTableSchema: await currentSchema(storage) } : {}),
+  if (storage.backend === "sqlite") return runMigrator(storage.db, storage, target, {});
+  const migrationTableSchema = await currentSchema(storage);
+  return storage.db.connection().execute(async (db) => {
+    await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(db);
+    try {
+      // Kysely looks for its bookkeeping tables in every schema unless told which;
+      // another schema's tables (another deployment, a parallel test) would fool it.
+      return await runMigrator(db, storage, target, { migrationTableSchema });
+    } finally {
+      await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(db);
+    }
   });
+}
+
+async function runMigrator(
+  db: Kysely<Database>,
+  storage: Storage,
+  target: string,
+  options: { migrationTableSchema?: string },
+): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations(storage) }, ...options });
   const { error, results } = target === "latest" ? await migrator.migrateToLatest() : await migrator.migrateTo(target);
   if (error) {
     throw error instanceof Error ? error : new Error(String(error));

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
+import { sql } from "kysely";
 import pino from "pino";
 import { type App, createApp, type ServerName } from "../../src/app.js";
 import type { RateLimitConfig } from "../../src/config.js";
@@ -10,6 +11,7 @@ import type { MarketFeed } from "../../src/engine/market-data.js";
 import { createKey } from "../../src/services/keys.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
+import { SCHEMA_CHANGE_LOCK } from "../../src/store/migrate.js";
 import type { Backend, Storage } from "../../src/store/storage.js";
 import { openStorage } from "../../src/store/storage.js";
 
@@ -53,7 +55,15 @@ export async function freshStorage(backend: Backend): Promise<TestStorage> {
       await storage.close();
       const cleanup = await openStorage({ databaseUrl: url, dataDir: "" });
       try {
-        await cleanup.db.schema.dropSchema(schema).ifExists().cascade().execute();
+        // Under the migrations' lock: a migration elsewhere reading the catalog must not see it half gone.
+        await cleanup.db.connection().execute(async (db) => {
+          await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(db);
+          try {
+            await db.schema.dropSchema(schema).ifExists().cascade().execute();
+          } finally {
+            await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(db);
+          }
+        });
       } finally {
         await cleanup.close();
       }
