@@ -1,6 +1,7 @@
 import { abs, add, compare, type Decimal, decimal, div, max, mul, ONE, round, sub, ZERO } from "./decimal.js";
 import type { Side } from "./fills.js";
-import { openProfit, type Position } from "./positions.js";
+import type { MarketView } from "./market/view.js";
+import { averagePrice, openProfit, type Position } from "./positions.js";
 import type { Instrument } from "./symbols/instrument.js";
 
 /**
@@ -29,6 +30,8 @@ export const MARGIN_RATES = {
   forexMajor: decimal("0.02"),
   forexOther: decimal("0.05"),
 } as const;
+
+const TWO = decimal("2");
 
 const MAJOR_CURRENCIES = new Set(["USD", "EUR", "JPY", "GBP", "CHF", "CAD", "AUD", "NZD"]);
 
@@ -117,4 +120,25 @@ export function summarize(cash: Decimal, positions: readonly MarkedPosition[]): 
   marginUsed = round(marginUsed, 2);
   const excess = max(sub(equity, marginUsed), ZERO);
   return { cash, equity, marginUsed, buyingPower: round(div(excess, MARGIN_RATES.stock), 2) };
+}
+
+/**
+ * Open positions with the price and dollar rate to mark them at: the middle of
+ * the quote, or the average price when no quote (or no dollar rate) is known,
+ * valued at cost.
+ */
+export function markPositions(
+  positions: Iterable<{ readonly instrument: Instrument; readonly position: Position }>,
+  market: MarketView,
+): MarkedPosition[] {
+  return [...positions].map((held) => {
+    const quote = market.quote(held.instrument);
+    const rate = market.usdRate(held.instrument.currency);
+    return {
+      instrument: held.instrument,
+      position: held.position,
+      mark: quote && rate ? div(add(quote.bid, quote.ask), TWO) : (averagePrice(held.position) ?? ZERO),
+      usdRate: rate ?? ONE,
+    };
+  });
 }

@@ -11,7 +11,11 @@ import type { LiveOrder, StrategyOrders } from "../services/trading.js";
  * - buy stops trigger once ask >= stop: keyed by stop, crossing while key <= ask;
  * - sell stops trigger once bid <= stop: keyed by -stop, crossing while key <= -bid;
  *
- * and market orders cross every quote. Held orders are not on the ladders; the
+ * and market orders cross every quote. Open trades sit on two more ladders,
+ * so that a quote beyond the worst price a trade has seen (a new maximum
+ * adverse excursion) reaches its strategy: long trades keyed by -threshold,
+ * crossing while key < -bid; short trades keyed by threshold, crossing while
+ * key < ask. Held orders are not on the ladders; the
  * index keeps each strategy's earliest due time (a release or an expiry)
  * instead. Each strategy's entry carries its trading version, so a snapshot
  * older than the one held is ignored.
@@ -23,10 +27,18 @@ interface Rung {
 }
 
 type LadderName = "buyLimit" | "sellLimit" | "buyStop" | "sellStop";
+type TradeLadderName = "longTrade" | "shortTrade";
 
 class SymbolLadders {
   readonly market = new Map<number, number>();
-  readonly ladders: Record<LadderName, Rung[]> = { buyLimit: [], sellLimit: [], buyStop: [], sellStop: [] };
+  readonly ladders: Record<LadderName | TradeLadderName, Rung[]> = {
+    buyLimit: [],
+    sellLimit: [],
+    buyStop: [],
+    sellStop: [],
+    longTrade: [],
+    shortTrade: [],
+  };
 
   get size(): number {
     let total = this.market.size;
@@ -37,13 +49,14 @@ class SymbolLadders {
 
 interface Placement {
   readonly symbol: string;
-  readonly ladder: LadderName | "market";
+  readonly ladder: LadderName | TradeLadderName | "market";
   readonly key: bigint;
 }
 
 interface StrategyEntry {
   readonly version: number;
-  readonly orderIds: readonly number[];
+  /** Order ids, and the negative ids the index gives watched trades. */
+  readonly placed: readonly number[];
   readonly nextDueMs: number | null;
 }
 
@@ -81,19 +94,31 @@ export class OrderIndex {
   readonly #symbols = new Map<string, SymbolLadders>();
   readonly #placements = new Map<number, Placement>();
   readonly #strategies = new Map<number, StrategyEntry>();
+  #lastTradeId = 0;
 
   /** Replaces what the index holds for a strategy, unless it already holds a newer state. */
   update(orders: StrategyOrders): boolean {
     const held = this.#strategies.get(orders.strategyId);
     if (held && held.version >= orders.version) return false;
-    for (const orderId of held?.orderIds ?? []) this.#remove(orderId);
-    const working = orders.live.filter((order) => order.working);
-    for (const order of working) this.#add(order);
-    this.#strategies.set(orders.strategyId, {
-      version: orders.version,
-      orderIds: working.map((order) => order.id),
-      nextDueMs: orders.nextDueMs,
-    });
+    for (const id of held?.placed ?? []) this.#remove(id);
+    const placed: number[] = [];
+    for (const order of orders.live) {
+      if (!order.working) continue;
+      this.#place(order.id, order.strategyId, placementOf(order));
+      placed.push(order.id);
+    }
+    for (const trade of orders.openTrades) {
+      const id = --this.#lastTradeId;
+      const long = trade.side === "buy";
+      const threshold = trade.threshold as bigint;
+      this.#place(id, trade.strategyId, {
+        symbol: trade.fullSymbol,
+        ladder: long ? "longTrade" : "shortTrade",
+        key: long ? -threshold : threshold,
+      });
+      placed.push(id);
+    }
+    this.#strategies.set(orders.strategyId, { version: orders.version, placed, nextDueMs: orders.nextDueMs });
     return true;
   }
 
@@ -114,6 +139,13 @@ export class OrderIndex {
       const end = bound(ladder, thresholds[name], true);
       for (let i = 0; i < end; i++) strategies.add((ladder[i] as Rung).strategyId);
     }
+    // Trades: strictly beyond the worst price seen.
+    const adverse: Record<TradeLadderName, bigint> = { longTrade: -(bid as bigint), shortTrade: ask as bigint };
+    for (const name of Object.keys(adverse) as TradeLadderName[]) {
+      const ladder = ladders.ladders[name];
+      const end = bound(ladder, adverse[name], false);
+      for (let i = 0; i < end; i++) strategies.add((ladder[i] as Rung).strategyId);
+    }
     return strategies;
   }
 
@@ -131,31 +163,29 @@ export class OrderIndex {
     return [...this.#symbols.keys()];
   }
 
+  /** Working orders in the index (watched trades not counted). */
   get workingOrders(): number {
-    return this.#placements.size;
+    let count = 0;
+    for (const id of this.#placements.keys()) if (id > 0) count += 1;
+    return count;
   }
 
   version(strategyId: number): number {
     return this.#strategies.get(strategyId)?.version ?? -1;
   }
 
-  #add(order: LiveOrder): void {
-    const placement = placementOf(order);
+  #place(id: number, strategyId: number, placement: Placement): void {
     let ladders = this.#symbols.get(placement.symbol);
     if (!ladders) {
       ladders = new SymbolLadders();
       this.#symbols.set(placement.symbol, ladders);
     }
-    if (placement.ladder === "market") ladders.market.set(order.id, order.strategyId);
+    if (placement.ladder === "market") ladders.market.set(id, strategyId);
     else {
       const ladder = ladders.ladders[placement.ladder];
-      ladder.splice(bound(ladder, placement.key, true), 0, {
-        key: placement.key,
-        orderId: order.id,
-        strategyId: order.strategyId,
-      });
+      ladder.splice(bound(ladder, placement.key, true), 0, { key: placement.key, orderId: id, strategyId });
     }
-    this.#placements.set(order.id, placement);
+    this.#placements.set(id, placement);
   }
 
   #remove(orderId: number): void {

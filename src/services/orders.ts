@@ -1,4 +1,4 @@
-import { marginOf, openingRequirement, summarize } from "../core/account.js";
+import { marginOf, markPositions, openingRequirement, summarize } from "../core/account.js";
 import { add, compare, type Decimal, formatDecimal, sub, ZERO } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import type { OrderType, Side } from "../core/fills.js";
@@ -24,7 +24,7 @@ import {
   termsOfRow,
 } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
-import { marketViewAt, markPositions, type TradingContext, tradeOn } from "./trading.js";
+import { marketViewAt, type TradingContext, tradeOn } from "./trading.js";
 
 /** An order as the owner sends it (NewStrategyOrder, ReplaceStrategyOrder; legacy submitSignal later). */
 export interface OrderInput {

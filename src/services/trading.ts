@@ -1,16 +1,10 @@
 import { administers, type Caller, isServiceAdmin, membership } from "../core/access.js";
-import { type AccountSummary, type MarkedPosition, summarize } from "../core/account.js";
+import { type AccountSummary, markPositions, summarize } from "../core/account.js";
 import { COMMISSION_PLANS } from "../core/commissions.js";
-import { add, type Decimal, decimal, div, fromInteger, isZero, neg, ONE, ZERO } from "../core/decimal.js";
+import { add, type Decimal, decimal, div, fromInteger, isZero, neg, ONE } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { MarketQuote } from "../core/market/quote.js";
-import {
-  advance,
-  type FillRecord,
-  type HeldPosition,
-  type MarketView,
-  type TradingState,
-} from "../core/orders/execution.js";
+import { advance, type FillRecord, type MarketView, type TradingState } from "../core/orders/execution.js";
 import { type OrderStatus, TERMINAL, WORKING } from "../core/orders/status.js";
 import { averagePrice } from "../core/positions.js";
 import { scheduleOf, sessionAt } from "../core/sessions.js";
@@ -54,6 +48,18 @@ export interface StrategyOrders {
   readonly live: readonly LiveOrder[];
   /** The earliest time an order expires or is released, or null. */
   readonly nextDueMs: number | null;
+  /** The open trades, watched for new adverse prices (their maximum adverse excursion). */
+  readonly openTrades: readonly WatchedTrade[];
+}
+
+/** An open trade the fill loop watches: a price beyond `threshold` on the adverse side is a new worst. */
+export interface WatchedTrade {
+  readonly strategyId: number;
+  readonly fullSymbol: string;
+  /** The opening side: a long trade (buy) suffers below the threshold, a short one above. */
+  readonly side: "buy" | "sell";
+  /** The worst price seen, or the average entry price before the trade was ever under water. */
+  readonly threshold: Decimal;
 }
 
 /** Where trading operations report the live orders they leave behind (the fill loop listens). */
@@ -112,24 +118,6 @@ export function marketViewAt(market: MarketData, nowMs: number): TradingMarketVi
   };
 }
 
-/**
- * Open positions with the price and dollar rate to mark them at: the middle of
- * the quote, or the average price when no quote is known (then no rate either:
- * the position is valued at cost in dollars).
- */
-export function markPositions(positions: Iterable<HeldPosition>, market: MarketView): MarkedPosition[] {
-  return [...positions].map((held) => {
-    const quote = market.quote(held.instrument);
-    const rate = market.usdRate(held.instrument.currency);
-    return {
-      instrument: held.instrument,
-      position: held.position,
-      mark: quote && rate ? div(add(quote.bid, quote.ask), fromInteger(2)) : (averagePrice(held.position) ?? ZERO),
-      usdRate: rate ?? ONE,
-    };
-  });
-}
-
 /** The model account of a strategy now: starting cash, cash, equity, margin used and buying power, in dollars. */
 export async function modelAccount(
   runtime: TradingRuntime,
@@ -174,7 +162,10 @@ export async function mayTrade(tx: Tx, caller: Caller, strategy: StrategyRow): P
   );
 }
 
-export function liveOrdersOf(strategyId: number, state: TradingState): { live: LiveOrder[]; nextDueMs: number | null } {
+export function liveOrdersOf(
+  strategyId: number,
+  state: TradingState,
+): { live: LiveOrder[]; nextDueMs: number | null; openTrades: WatchedTrade[] } {
   const live: LiveOrder[] = [];
   let nextDueMs: number | null = null;
   const due = (at: number | null | undefined) => {
@@ -196,7 +187,14 @@ export function liveOrdersOf(strategyId: number, state: TradingState): { live: L
     due(state.expiresAtMs.get(order.id));
     if (order.state.status === "PendingNew") due(order.parkedUntilMs);
   }
-  return { live, nextDueMs };
+  const openTrades: WatchedTrade[] = [];
+  for (const held of state.positions.values()) {
+    const trade = state.trades.get(held.tradeKey);
+    const threshold = trade?.excursion?.worstPrice ?? averagePrice(held.position);
+    if (!trade || threshold === null) continue;
+    openTrades.push({ strategyId, fullSymbol: held.instrument.fullSymbol, side: trade.side, threshold });
+  }
+  return { live, nextDueMs, openTrades };
 }
 
 export interface TradeStep<T> {
@@ -278,21 +276,46 @@ export async function storedLiveOrders(runtime: Runtime, strategyIds?: readonly 
     .where("o.status", "in", LIVE_STATUSES);
   if (strategyIds) query = query.where("o.strategy_id", "in", [...strategyIds]);
   const rows = await query.orderBy("o.strategy_id").orderBy("o.id").execute();
-  const byStrategy = new Map<number, { version: number; live: LiveOrder[]; nextDueMs: number | null }>();
+  let held = runtime.storage.db
+    .selectFrom("positions as p")
+    .innerJoin("strategies as st", "st.id", "p.strategy_id")
+    .leftJoin("trades as t", "t.id", "p.trade_id")
+    .select(["p.strategy_id", "p.symbol", "p.quantity", "p.cost", "t.side", "t.mae_worst_price", "st.trading_version"]);
+  if (strategyIds) held = held.where("p.strategy_id", "in", [...strategyIds]);
+  const positions = await held.execute();
+  type Entry = { version: number; live: LiveOrder[]; nextDueMs: number | null; openTrades: WatchedTrade[] };
+  const byStrategy = new Map<number, Entry>();
+  const entryOf = (strategyId: number, version: number): Entry => {
+    let entry = byStrategy.get(strategyId);
+    if (!entry) {
+      entry = { version, live: [], nextDueMs: null, openTrades: [] };
+      byStrategy.set(strategyId, entry);
+    }
+    return entry;
+  };
   for (const id of strategyIds ?? []) {
     const version = await runtime.storage.db
       .selectFrom("strategies")
       .select("trading_version")
       .where("id", "=", id)
       .executeTakeFirst();
-    if (version) byStrategy.set(id, { version: version.trading_version, live: [], nextDueMs: null });
+    if (version) entryOf(id, version.trading_version);
+  }
+  for (const p of positions) {
+    const threshold =
+      p.mae_worst_price === null
+        ? averagePrice({ quantity: decimal(p.quantity), cost: decimal(p.cost) })
+        : decimal(p.mae_worst_price);
+    if (threshold === null || p.side === null) continue;
+    entryOf(p.strategy_id, p.trading_version).openTrades.push({
+      strategyId: p.strategy_id,
+      fullSymbol: p.symbol,
+      side: p.side,
+      threshold,
+    });
   }
   for (const row of rows) {
-    let entry = byStrategy.get(row.strategy_id);
-    if (!entry) {
-      entry = { version: row.trading_version, live: [], nextDueMs: null };
-      byStrategy.set(row.strategy_id, entry);
-    }
+    const entry = entryOf(row.strategy_id, row.trading_version);
     const status = row.status as OrderStatus;
     entry.live.push({
       id: row.id,

@@ -3,6 +3,7 @@ import { platformMigration } from "./migrations/0001_platform.js";
 import { peopleMigration } from "./migrations/0002_people.js";
 import { strategiesMigration } from "./migrations/0003_strategies.js";
 import { ordersMigration } from "./migrations/0004_orders.js";
+import { tradesMigration } from "./migrations/0005_trades.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -13,6 +14,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0002_people": peopleMigration(storage.backend),
     "0003_strategies": strategiesMigration(storage.backend),
     "0004_orders": ordersMigration(storage.backend),
+    "0005_trades": tradesMigration(storage.backend),
   };
 }
 

@@ -20,6 +20,7 @@ export interface Database {
   orders: OrdersTable;
   fills: FillsTable;
   positions: PositionsTable;
+  trades: TradesTable;
 }
 
 export interface ServiceSettingsTable {
@@ -233,6 +234,8 @@ export interface FillsTable {
   usd_rate: string;
   position_after: string;
   filled_at: number;
+  /** Null only for fills made before trades were recorded. */
+  trade_id: number | null;
 }
 
 export interface PositionsTable {
@@ -243,4 +246,32 @@ export interface PositionsTable {
   /** Signed cost of the open quantity (average cost × quantity). */
   cost: string;
   opened_at: number;
+  /** The open trade the position is. */
+  trade_id: number | null;
+}
+
+/** A trade: a position's life from flat to flat. Amounts are exact decimal text, money in dollars. */
+export interface TradesTable {
+  id: Generated<number>;
+  strategy_id: number;
+  symbol: string;
+  symbol_type: string;
+  /** The opening side: buy for a long trade, sell for a short one. */
+  side: "buy" | "sell";
+  opened_at: number;
+  closed_at: number | null;
+  opened_quantity: string;
+  closed_quantity: string;
+  open_notional: string;
+  close_notional: string;
+  realized: string;
+  commission: string;
+  evaluated_at: number;
+  /** The maximum adverse excursion: null while the trade has never been under water. */
+  mae_amount: string | null;
+  mae_worst_price: string | null;
+  mae_worst_price_at: number | null;
+  mae_equity: string | null;
+  mae_entry_price: string | null;
+  mae_open_quantity: string | null;
 }

@@ -6,7 +6,8 @@ import type { OrderState } from "../core/orders/order.js";
 import { ACTIVE, type OrderStatus, TERMINAL } from "../core/orders/status.js";
 import type { OrderTerms, SignalType } from "../core/orders/terms.js";
 import { fromServiceSymbol, type Instrument, type SymbolType } from "../core/symbols/instrument.js";
-import type { OrdersTable, StrategiesTable } from "./schema.js";
+import type { TradeRecord } from "../core/trades.js";
+import type { OrdersTable, StrategiesTable, TradesTable } from "./schema.js";
 import type { Backend } from "./storage.js";
 import type { Tx } from "./transaction.js";
 
@@ -106,6 +107,59 @@ const bookOrderOf = (row: OrderRow): BookOrder => ({
   parkedUntilMs: row.parked_until,
 });
 
+type TradeRow = Omit<TradesTable, "id"> & { readonly id: number };
+
+
+export function tradeOfRow(row: TradeRow): TradeRecord {
+  const excursion =
+    row.mae_amount === null
+      ? null
+      : {
+          amount: decimal(row.mae_amount),
+          worstPrice: decimal(row.mae_worst_price as string),
+          worstPriceAtMs: row.mae_worst_price_at as number,
+          equity: decimal(row.mae_equity as string),
+          entryPrice: decimal(row.mae_entry_price as string),
+          openQuantity: decimal(row.mae_open_quantity as string),
+        };
+  return {
+    key: row.id,
+    instrument: instrumentOf(row.symbol, row.symbol_type),
+    side: row.side,
+    openedAtMs: row.opened_at,
+    closedAtMs: row.closed_at,
+    openedQuantity: decimal(row.opened_quantity),
+    closedQuantity: decimal(row.closed_quantity),
+    openNotional: decimal(row.open_notional),
+    closeNotional: decimal(row.close_notional),
+    realized: decimal(row.realized),
+    commission: decimal(row.commission),
+    excursion,
+    evaluatedAtMs: row.evaluated_at,
+  };
+}
+
+/** The columns of a trade that change as it goes. */
+function tradeValues(trade: TradeRecord) {
+  const mae = trade.excursion;
+  return {
+    closed_at: trade.closedAtMs,
+    opened_quantity: formatDecimal(trade.openedQuantity),
+    closed_quantity: formatDecimal(trade.closedQuantity),
+    open_notional: formatDecimal(trade.openNotional),
+    close_notional: formatDecimal(trade.closeNotional),
+    realized: formatDecimal(trade.realized),
+    commission: formatDecimal(trade.commission),
+    evaluated_at: trade.evaluatedAtMs,
+    mae_amount: text(mae?.amount ?? null),
+    mae_worst_price: text(mae?.worstPrice ?? null),
+    mae_worst_price_at: mae?.worstPriceAtMs ?? null,
+    mae_equity: text(mae?.equity ?? null),
+    mae_entry_price: text(mae?.entryPrice ?? null),
+    mae_open_quantity: text(mae?.openQuantity ?? null),
+  };
+}
+
 /** The live orders of the strategy and the parents they wait on. */
 export async function liveOrderRows(tx: Tx, strategyId: number): Promise<OrderRow[]> {
   const live = await tx
@@ -133,9 +187,17 @@ export async function loadTradingState(tx: Tx, strategy: StrategyRow): Promise<T
       instrument: instrumentOf(row.symbol, row.symbol_type),
       position: { quantity: decimal(row.quantity), cost: decimal(row.cost) },
       openedAtMs: row.opened_at,
+      tradeKey: row.trade_id as number,
     });
   }
+  const tradeRows = await tx
+    .selectFrom("trades")
+    .selectAll()
+    .where("strategy_id", "=", strategy.id)
+    .where("closed_at", "is", null)
+    .execute();
   return {
+    trades: new Map(tradeRows.map((row) => [row.id, tradeOfRow(row)])),
     book: new Map(rows.map((row) => [row.id, bookOrderOf(row)])),
     terms: new Map(rows.map((row) => [row.id, termsOfRow(row)])),
     expiresAtMs: new Map(
@@ -244,11 +306,35 @@ export async function saveTradingState(
       .where("id", "=", order.id)
       .execute();
   }
+  const tradeIds = new Map<number, number>();
+  for (const [key, trade] of after.trades) {
+    if (before.trades.get(key) === trade) continue;
+    const values = tradeValues(trade);
+    if (key > 0) {
+      await tx.updateTable("trades").set(values).where("id", "=", key).execute();
+      continue;
+    }
+    const row = await tx
+      .insertInto("trades")
+      .values({
+        ...values,
+        strategy_id: strategy.id,
+        symbol: trade.instrument.fullSymbol,
+        symbol_type: trade.instrument.symbolType,
+        side: trade.side,
+        opened_at: trade.openedAtMs,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    tradeIds.set(key, row.id);
+  }
+  const tradeId = (key: number) => tradeIds.get(key) ?? key;
   if (fills.length > 0) {
     await tx
       .insertInto("fills")
       .values(
         fills.map((fill) => ({
+          trade_id: tradeId(fill.tradeKey),
           order_id: fill.orderId,
           strategy_id: strategy.id,
           symbol: fill.instrument.fullSymbol,
@@ -277,6 +363,7 @@ export async function saveTradingState(
       quantity: formatDecimal(held.position.quantity),
       cost: formatDecimal(held.position.cost),
       opened_at: held.openedAtMs,
+      trade_id: tradeId(held.tradeKey),
     };
     await tx
       .insertInto("positions")

@@ -3,10 +3,12 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { COMMISSION_PLANS, type CommissionPlan } from "../../src/core/commissions.js";
 import {
+  abs,
   add,
   compare,
   type Decimal,
   decimal,
+  div,
   formatDecimal,
   fromInteger,
   neg,
@@ -26,6 +28,7 @@ import {
 import type { OrderStatus } from "../../src/core/orders/status.js";
 import { type OrderTerms, SIGNAL_TYPES } from "../../src/core/orders/terms.js";
 import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instrument.js";
+import { openTrade, type TradeRecord } from "../../src/core/trades.js";
 
 const d = decimal;
 const fmt = (x: Decimal) => formatDecimal(x);
@@ -96,15 +99,22 @@ function stateOf(orders: readonly OrderSpec[], spec: StateSpec = {}): TradingSta
     book = result.book;
   }
   const positions = new Map<string, HeldPosition>();
+  const trades = new Map<number, TradeRecord>();
   for (const [instrument, quantity, cost] of spec.positions ?? []) {
+    const key = positions.size + 1;
+    const q = d(quantity);
+    const side = compare(q, ZERO) > 0 ? "buy" : "sell";
     positions.set(instrument.fullSymbol, {
       instrument,
-      position: { quantity: d(quantity), cost: d(cost) },
+      position: { quantity: q, cost: d(cost) },
       openedAtMs: 0,
+      tradeKey: key,
     });
+    trades.set(key, openTrade(key, instrument, side, abs(q), div(abs(d(cost)), abs(q)), ZERO, 0));
   }
   return {
     book,
+    trades,
     terms,
     expiresAtMs: new Map(spec.expiresAtMs ?? []),
     notes: new Map(),
@@ -163,6 +173,7 @@ test("a market buy fills at the ask; the fill moves the position and pays notion
       cash: d("-10003"),
       usdRate: d("1"),
       positionAfter: d("100"),
+      tradeKey: -1,
       atMs: NOW,
     },
   ]);

@@ -39,7 +39,7 @@ const snapshot = (
   version: number,
   live: LiveOrder[],
   nextDueMs: number | null = null,
-): StrategyOrders => ({ strategyId, version, live, nextDueMs });
+): StrategyOrders => ({ strategyId, version, live, nextDueMs, openTrades: [] });
 const sorted = (values: Iterable<number>) => [...values].sort((a, b) => a - b);
 const crossing = (index: OrderIndex, symbol: string, bid: string, ask: string) =>
   sorted(index.crossing(symbol, d(bid), d(ask)));

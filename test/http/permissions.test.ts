@@ -298,6 +298,13 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   GetStrategyOpenPositions: [
     { name: "A's strategy", request: () => ({ query: { StrategyIds: String(strategyOfA) } }), expect: tradersOfA },
   ],
+  GetStrategyHistoricalClosedTrades: [
+    {
+      name: "A's private strategy",
+      request: () => ({ query: { StrategyId: String(strategyOfA), CommissionPlan: "Default" } }),
+      expect: tradersOfA,
+    },
+  ],
   SetDesiredPositions: [
     {
       name: "flat",

@@ -19,6 +19,7 @@ for (const backend of BACKENDS) {
         "0002_people",
         "0003_strategies",
         "0004_orders",
+        "0005_trades",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -73,7 +74,12 @@ for (const backend of BACKENDS) {
         assert.deepEqual(await migrateTo(older.storage, "0001_platform"), ["0001_platform"]);
         await sql`insert into persons (email, first_name, last_name, role, created_at)
           values ('op@example.com', 'Ölaf', 'ÉMILE', 'admin', 1)`.execute(older.storage.db);
-        assert.deepEqual(await migrateToLatest(older.storage), ["0002_people", "0003_strategies", "0004_orders"]);
+        assert.deepEqual(await migrateToLatest(older.storage), [
+          "0002_people",
+          "0003_strategies",
+          "0004_orders",
+          "0005_trades",
+        ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");
         assert.equal(person.last_name_folded, "émile");

@@ -1,10 +1,12 @@
-import { cashOfFill } from "../account.js";
+import { cashOfFill, markPositions, summarize } from "../account.js";
 import { type CommissionPlan, commission } from "../commissions.js";
-import { abs, add, type Decimal, isZero, min, mul, round, sign, sub, ZERO } from "../decimal.js";
+import { abs, add, compare, type Decimal, isZero, min, mul, round, sign, sub, ZERO } from "../decimal.js";
 import { fillAgainst, type Quote, type Side } from "../fills.js";
+import type { MarketView } from "../market/view.js";
 import { applyFill, FLAT, type Position } from "../positions.js";
 import { dayOrderExpiry, scheduleOf } from "../sessions.js";
 import type { Instrument } from "../symbols/instrument.js";
+import { addToTrade, adversePrice, observe, openTrade, reduceTrade, splitFee, type TradeRecord } from "../trades.js";
 import { type Book, type BookEvent, type BookResult, cancel, expire, fill, release } from "./book.js";
 import { leavesQuantity } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
@@ -17,10 +19,14 @@ import { type OrderTerms, SIGNAL_TYPES } from "./terms.js";
  * each fill to the position and the model account's cash. Pure: the market is
  * passed in, and the result says what changed so it can be saved.
  */
+export type { MarketView };
+
 export interface HeldPosition {
   readonly instrument: Instrument;
   readonly position: Position;
   readonly openedAtMs: number;
+  /** The open trade this position is. */
+  readonly tradeKey: number;
 }
 
 export interface TradingState {
@@ -33,15 +39,9 @@ export interface TradingState {
   readonly notes: ReadonlyMap<number, string>;
   /** Open positions by ServiceSymbol. */
   readonly positions: ReadonlyMap<string, HeldPosition>;
+  /** The open trades, and those this step closed, by key. */
+  readonly trades: ReadonlyMap<number, TradeRecord>;
   readonly cash: Decimal;
-}
-
-/** What the fill step needs to know of the market at the moment. */
-export interface MarketView {
-  quote(instrument: Instrument): Quote | null;
-  isOpen(instrument: Instrument): boolean;
-  /** Dollars per unit of the currency, or null when no quote gives the rate. */
-  usdRate(currency: string): Decimal | null;
 }
 
 export interface FillRecord {
@@ -59,6 +59,8 @@ export interface FillRecord {
   readonly usdRate: Decimal;
   readonly positionAfter: Decimal;
   readonly atMs: number;
+  /** The trade the fill belongs to. */
+  readonly tradeKey: number;
 }
 
 export interface Advanced {
@@ -162,17 +164,35 @@ export function advance(state: TradingState, market: MarketView, plan: Commissio
       if (size !== null) sizeLeft.set(sizeKey, sub(size, filled.quantity));
       const eventId = `fill-${order.id}-${nowMs}-${fills.length}`;
       current = withBook(current, fill(current.book, order.id, filled.quantity, filled.price, eventId, nowMs), events);
-      const record = settle(current, terms, order.id, filled.quantity, filled.price, usdRate, plan, nowMs);
-      current = record.state;
-      fills.push(record.fill);
+      const settled = settle(current, terms, order.id, filled.quantity, filled.price, usdRate, plan, market, nowMs);
+      current = settled.state;
+      fills.push(...settled.fills);
       // A closing order left working on a now-flat position is canceled on the next pass.
       moved = true;
     }
   }
-  return { state: current, fills, events };
+  return { state: observeOpenTrades(current, market, nowMs), fills, events };
 }
 
-/** Applies a fill to the position and the cash. */
+/** Observes every open trade at the adverse side of its quote, for the maximum adverse excursion. */
+export function observeOpenTrades(state: TradingState, market: MarketView, nowMs: number): TradingState {
+  let equity: Decimal | null = null;
+  let trades: Map<number, TradeRecord> | null = null;
+  for (const held of state.positions.values()) {
+    const trade = (trades ?? state.trades).get(held.tradeKey);
+    const quote = market.quote(held.instrument);
+    const rate = market.usdRate(held.instrument.currency);
+    if (!trade || !quote || !rate || !market.isOpen(held.instrument)) continue;
+    equity ??= summarize(state.cash, markPositions(state.positions.values(), market)).equity;
+    const observed = observe(trade, held.position, adversePrice(trade, quote.bid, quote.ask), rate, equity, nowMs);
+    if (observed === trade) continue;
+    trades ??= new Map(state.trades);
+    trades.set(trade.key, observed);
+  }
+  return trades ? { ...state, trades } : state;
+}
+
+/** Applies a fill to the position, its trade and the cash; a fill that reverses the position is settled in two parts. */
 function settle(
   state: TradingState,
   terms: OrderTerms,
@@ -181,29 +201,70 @@ function settle(
   price: Decimal,
   usdRate: Decimal,
   plan: CommissionPlan,
+  market: MarketView,
   nowMs: number,
-): { state: TradingState; fill: FillRecord } {
+): { state: TradingState; fills: FillRecord[] } {
+  const fee = round(mul(commission(plan, terms.instrument, quantity, price), usdRate), 2);
+  const held = state.positions.get(terms.instrument.fullSymbol)?.position.quantity ?? ZERO;
+  const part = { terms, orderId, price, usdRate, market, nowMs };
+  if (closingSide(held) === terms.side && compare(quantity, abs(held)) > 0) {
+    const [closeFee, openFee] = splitFee(fee, abs(held), quantity);
+    const closing = settlePart(state, { ...part, quantity: abs(held), fee: closeFee });
+    const opening = settlePart(closing.state, { ...part, quantity: sub(quantity, abs(held)), fee: openFee });
+    return { state: opening.state, fills: [closing.fill, opening.fill] };
+  }
+  const whole = settlePart(state, { ...part, quantity, fee });
+  return { state: whole.state, fills: [whole.fill] };
+}
+
+interface FillPart {
+  readonly terms: OrderTerms;
+  readonly orderId: number;
+  readonly quantity: Decimal;
+  readonly price: Decimal;
+  readonly fee: Decimal;
+  readonly usdRate: Decimal;
+  readonly market: MarketView;
+  readonly nowMs: number;
+}
+
+/** A fill that opens, adds to, reduces or closes the position (never reverses it). */
+function settlePart(state: TradingState, part: FillPart): { state: TradingState; fill: FillRecord } {
+  const { terms, quantity, price, fee, usdRate, nowMs } = part;
   const { instrument, side } = terms;
   const before = state.positions.get(instrument.fullSymbol);
   const change = applyFill(before?.position ?? FLAT, side, quantity, price, instrument.multiplier);
-  const fee = round(mul(commission(plan, instrument, quantity, price), usdRate), 2);
   const realized = round(mul(change.realized, usdRate), 2);
   const cash = sub(cashOfFill(instrument, side, quantity, price, change.realized, usdRate), fee);
-  const positions = new Map(state.positions);
   const after = change.position.quantity;
+  let trade: TradeRecord;
+  if (!before) {
+    trade = openTrade(nextTradeKey(state), instrument, side, quantity, price, fee, nowMs);
+  } else {
+    const open = state.trades.get(before.tradeKey);
+    if (!open) throw new Error(`the position in ${instrument.fullSymbol} has no open trade ${before.tradeKey}`);
+    // The fill's price is an observation of the position before the fill changes it.
+    const equity = summarize(state.cash, markPositions(state.positions.values(), part.market)).equity;
+    const observed = observe(open, before.position, price, usdRate, equity, nowMs);
+    trade =
+      observed.side === side
+        ? addToTrade(observed, quantity, price, fee)
+        : reduceTrade(observed, quantity, price, realized, fee, isZero(after), nowMs);
+  }
+  const positions = new Map(state.positions);
   if (isZero(after)) positions.delete(instrument.fullSymbol);
   else {
-    const reopened = !before || sign(before.position.quantity) !== sign(after);
     positions.set(instrument.fullSymbol, {
       instrument,
       position: change.position,
-      openedAtMs: reopened ? nowMs : before.openedAtMs,
+      openedAtMs: before?.openedAtMs ?? nowMs,
+      tradeKey: trade.key,
     });
   }
   return {
-    state: { ...state, positions, cash: add(state.cash, cash) },
+    state: { ...state, positions, trades: new Map(state.trades).set(trade.key, trade), cash: add(state.cash, cash) },
     fill: {
-      orderId,
+      orderId: part.orderId,
       instrument,
       side,
       quantity,
@@ -214,6 +275,10 @@ function settle(
       usdRate,
       positionAfter: after,
       atMs: nowMs,
+      tradeKey: trade.key,
     },
   };
 }
+
+/** A stand-in key for a trade not stored yet: below every key in use. */
+const nextTradeKey = (state: TradingState): number => Math.min(0, ...state.trades.keys()) - 1;

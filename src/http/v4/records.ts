@@ -338,3 +338,31 @@ export const SetDesiredPositionsRecord = Type.Object(
   },
   { title: "SetDesiredPositionsResult" },
 );
+
+export const ClosedTradeRecord = Type.Object(
+  {
+    Id: Type.Integer(),
+    TradeId: Type.Integer(),
+    StrategyId: Type.Integer(),
+    OpenDate: DateTime(),
+    CloseDate: DateTime(),
+    AvgOpenFillPrice: Type.Number(),
+    AvgCloseFillPrice: Type.Number(),
+    OpenedQuantity: Type.Number(),
+    ClosedQuantity: Type.Number(),
+    OpenSide: Type.String({ description: "1 Buy (a long trade), 2 Sell (a short one)" }),
+    CloseSide: Type.String({ description: "1 Buy, 2 Sell" }),
+    ProfitLoss: Type.Number({ description: "Dollars, after the CommissionPlan's commissions" }),
+    Commission: Type.Number({ description: "Dollars, under the CommissionPlan" }),
+    MaxDrawdown: Type.Number({ description: "The worst open profit while the trade was open, dollars (0 or below)" }),
+    MaxDrawdown_DateCalculated: DateTime({ description: "When the excursion was last evaluated" }),
+    MaxDrawdown_WorstPrice: Nullable(Type.Number()),
+    MaxDrawdown_WorstPriceDate: Nullable(DateTime()),
+    MaxDrawdown_StrategyEquity: Nullable(Type.Number()),
+    MaxDrawdown_EntryPrice: Nullable(Type.Number()),
+    MaxDrawdown_OpenQuantity: Nullable(Type.Number()),
+    ServiceSymbol: ServiceSymbolRecord,
+    ExchangeSymbol: ExchangeSymbolRecord,
+  },
+  { title: "ClosedTrade" },
+);

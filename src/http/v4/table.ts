@@ -3,6 +3,7 @@ import { generalOperations } from "./operations/general.js";
 import { instrumentationOperations } from "./operations/instrumentation.js";
 import { kycOperations } from "./operations/kyc.js";
 import { orderOperations } from "./operations/orders.js";
+import { performanceOperations } from "./operations/performance.js";
 import { profileOperations } from "./operations/profiles.js";
 import { sandboxOperations } from "./operations/sandbox.js";
 import { siteOperations } from "./operations/sites.js";
@@ -18,6 +19,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...instrumentationOperations,
   ...strategyOperations,
   ...orderOperations,
+  ...performanceOperations,
   ...symbolOperations,
   ...sandboxOperations,
 ];

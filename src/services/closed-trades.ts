@@ -1,0 +1,91 @@
+import { type CommissionPlan, commission, commissionPlan } from "../core/commissions.js";
+import { add, type Decimal, decimal, mul, round, sub, ZERO } from "../core/decimal.js";
+import { refuse } from "../core/errors.js";
+import type { TradeRecord } from "../core/trades.js";
+import { instrumentOf, STRATEGY_COLUMNS, tradeOfRow } from "../store/trading-state.js";
+import type { RequestContext } from "./runtime.js";
+import { mayTrade } from "./trading.js";
+
+/**
+ * A strategy's record: who may read it, and its closed trades priced with a
+ * commission plan. A public strategy's record is open to every caller; a
+ * private one's to those who may trade it.
+ */
+export async function viewableStrategy(ctx: RequestContext, strategyId: number, field = "StrategyId") {
+  const strategy = await ctx.storage.db
+    .selectFrom("strategies")
+    .select([...STRATEGY_COLUMNS, "created_at", "is_alive"])
+    .where("id", "=", strategyId)
+    .executeTakeFirst();
+  if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${strategyId}` });
+  if (strategy.is_private === 1 && !(await mayTrade(ctx.storage.db, ctx.caller, strategy))) {
+    throw refuse("Forbidden", { field, message: `Strategy ${strategyId} is private` });
+  }
+  return strategy;
+}
+
+/** A commission plan by name (Default when none is named); an unknown name is refused. */
+export function planNamed(name: string | undefined): CommissionPlan {
+  const plan = commissionPlan(name ?? "Default");
+  if (!plan) {
+    throw refuse("InvalidValue", {
+      field: "CommissionPlan",
+      message: "CommissionPlan must be Default, Institutional or None",
+    });
+  }
+  return plan;
+}
+
+export interface ClosedTrade {
+  readonly trade: TradeRecord;
+  /** Commissions of the trade's fills under the requested plan, in dollars. */
+  readonly commission: Decimal;
+  /** Realized profit less those commissions. */
+  readonly profit: Decimal;
+}
+
+/** GetStrategyHistoricalClosedTrades: the strategy's closed trades, oldest first, priced with the plan. */
+export async function closedTrades(
+  ctx: RequestContext,
+  strategyId: number,
+  planName: string | undefined,
+  window: { startMs?: number | undefined; endMs?: number | undefined } = {},
+): Promise<ClosedTrade[]> {
+  const plan = planNamed(planName);
+  await viewableStrategy(ctx, strategyId);
+  let query = ctx.storage.db
+    .selectFrom("trades")
+    .selectAll()
+    .where("strategy_id", "=", strategyId)
+    .where("closed_at", "is not", null);
+  if (window.startMs !== undefined) query = query.where("closed_at", ">=", window.startMs);
+  if (window.endMs !== undefined) query = query.where("closed_at", "<", window.endMs);
+  const rows = await query.orderBy("closed_at").orderBy("id").execute();
+  if (rows.length === 0) return [];
+  const fees = new Map<number, Decimal>();
+  const fills = await ctx.storage.db
+    .selectFrom("fills")
+    .select(["trade_id", "symbol", "symbol_type", "quantity", "price", "usd_rate"])
+    .where("strategy_id", "=", strategyId)
+    .where(
+      "trade_id",
+      "in",
+      rows.map((row) => row.id),
+    )
+    .execute();
+  for (const fill of fills) {
+    const fee = round(
+      mul(
+        commission(plan, instrumentOf(fill.symbol, fill.symbol_type), decimal(fill.quantity), decimal(fill.price)),
+        decimal(fill.usd_rate),
+      ),
+      2,
+    );
+    fees.set(fill.trade_id as number, add(fees.get(fill.trade_id as number) ?? ZERO, fee));
+  }
+  return rows.map((row) => {
+    const trade = tradeOfRow(row);
+    const fee = fees.get(row.id) ?? ZERO;
+    return { trade, commission: fee, profit: sub(trade.realized, fee) };
+  });
+}

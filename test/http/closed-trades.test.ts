@@ -1,0 +1,134 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import {
+  ADMIN_KEY,
+  BACKENDS,
+  type Population,
+  populate,
+  setClock,
+  startTestService,
+  type TestService,
+} from "../helpers/service.js";
+import { MARKET_OPEN, newStrategy, placed, positions, setQuote, stockOrder } from "../helpers/trading.js";
+
+for (const backend of BACKENDS) {
+  describe(`closed trades (${backend})`, () => {
+    let service: TestService;
+    let population: Population;
+    let key: string;
+    before(async () => {
+      service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      population = await populate(service);
+      key = population.keys.personA;
+      await setClock(service, MARKET_OPEN);
+    });
+    after(() => service.close());
+
+    const closedTrades = async (strategyId: number, plan?: string, who = key) => {
+      const r = await service.call("WL", "GET", "/Strategies/GetStrategyHistoricalClosedTrades", {
+        key: who,
+        query: { StrategyId: String(strategyId), ...(plan ? { CommissionPlan: plan } : {}) },
+      });
+      return r;
+    };
+
+    test("fills from flat to flat make one trade, with its prices, P&L by commission plan and adverse excursion", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "ORCL", 50, 50.05);
+      await placed(service, key, stockOrder(strategyId, "ORCL", "buy", 100));
+      assert.equal((await closedTrades(strategyId)).json.Results.length, 0, "an open trade is not listed");
+      // The market falls: the fill loop watches the open trade and records its worst price.
+      await setQuote(service, "ORCL", 45, 45.05);
+      const watched = await service.storage.db
+        .selectFrom("trades")
+        .select(["mae_amount", "mae_worst_price"])
+        .where("strategy_id", "=", strategyId)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(watched, { mae_amount: "-505", mae_worst_price: "45" });
+      await placed(service, key, stockOrder(strategyId, "ORCL", "buy", 50));
+      await setQuote(service, "ORCL", 55, 55.05);
+      await placed(service, key, stockOrder(strategyId, "ORCL", "sell", 150));
+      const r = await closedTrades(strategyId);
+      assert.equal(r.status, 200, r.text);
+      assert.equal(r.json.Results.length, 1);
+      const trade = r.json.Results[0];
+      assert.equal(trade.Id, trade.TradeId);
+      assert.equal(trade.StrategyId, strategyId);
+      assert.equal(trade.OpenedQuantity, 150);
+      assert.equal(trade.ClosedQuantity, 150);
+      assert.equal(trade.OpenSide, "1");
+      assert.equal(trade.CloseSide, "2");
+      // (100 × 50.05 + 50 × 45.05) / 150, to eight places.
+      assert.equal(trade.AvgOpenFillPrice, 48.38333333);
+      assert.equal(trade.AvgCloseFillPrice, 55);
+      // Realized: 150 × 55 − (5005 + 2252.5) = 992.50; Default commissions $1 a fill.
+      assert.equal(trade.Commission, 3);
+      assert.equal(trade.ProfitLoss, 989.5);
+      // At 45 the first 100 shares were 505 under water; after adding 50 at 45.05 the 150 shares,
+      // at an average of 48.38333333, were 507.50 under water at the same bid: the worst seen.
+      assert.equal(trade.MaxDrawdown, -507.5);
+      assert.equal(trade.MaxDrawdown_WorstPrice, 45);
+      assert.equal(trade.MaxDrawdown_EntryPrice, 48.38333333);
+      assert.equal(trade.MaxDrawdown_OpenQuantity, 150);
+      // Cash 100000 − 5005 − 1 − 2252.50 − 1, and 150 shares at the middle, 45.025.
+      assert.equal(trade.MaxDrawdown_StrategyEquity, 99494.25);
+      assert.equal(trade.ServiceSymbol.FullSymbol, "ORCL");
+      const none = (await closedTrades(strategyId, "none")).json.Results[0];
+      assert.deepEqual([none.Commission, none.ProfitLoss], [0, 992.5]);
+      const institutional = (await closedTrades(strategyId, "Institutional")).json.Results[0];
+      assert.deepEqual([institutional.Commission, institutional.ProfitLoss], [1.05, 991.45]);
+      const unknown = await closedTrades(strategyId, "Retail");
+      assert.equal(unknown.status, 400);
+      assert.equal(unknown.json.ResponseStatus.Errors[0].FieldName, "CommissionPlan");
+    });
+
+    test("a fill that reverses a position closes one trade and opens the next", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "CSCO", 60, 60.02);
+      // A short entry resting above the market while the strategy is flat.
+      const short = await placed(
+        service,
+        key,
+        stockOrder(strategyId, "CSCO", "sell", 150, { OrderType: "2", Limit: 62, OpenClose: "O" }),
+      );
+      assert.ok(short.SignalId);
+      await placed(service, key, stockOrder(strategyId, "CSCO", "buy", 100));
+      await setQuote(service, "CSCO", 62, 62.02);
+      const held = await positions(service, key, strategyId);
+      assert.deepEqual(
+        held.map((p) => p.Quantity),
+        [-50],
+      );
+      const trades = (await closedTrades(strategyId)).json.Results;
+      assert.equal(trades.length, 1);
+      assert.deepEqual(
+        [trades[0].OpenedQuantity, trades[0].ClosedQuantity, trades[0].AvgCloseFillPrice],
+        [100, 100, 62],
+      );
+      const fills = await service.storage.db
+        .selectFrom("fills")
+        .select(["quantity", "trade_id", "commission"])
+        .where("strategy_id", "=", strategyId)
+        .orderBy("id")
+        .execute();
+      assert.deepEqual(
+        fills.map((f) => f.quantity),
+        ["100", "100", "50"],
+      );
+      assert.equal(new Set(fills.map((f) => f.trade_id)).size, 2);
+    });
+
+    test("a public strategy's record is open to every caller; a private one's only to those who may trade it", async () => {
+      const hidden = await newStrategy(service, key);
+      assert.equal((await closedTrades(hidden, undefined, population.keys.personB)).status, 403);
+      assert.equal((await closedTrades(hidden, undefined, population.keys.wlAdminA)).status, 200);
+      const made = await service.call("WL", "POST", "/Strategies/AddStrategy", {
+        key: ADMIN_KEY,
+        body: { StrategyName: "Public Record", StartingCapital: 50000, InitialSiteVisibility: true },
+      });
+      const visible = made.json.Results[0].StrategyId;
+      assert.equal((await closedTrades(visible, undefined, population.keys.personB)).status, 200);
+      assert.equal((await closedTrades(999_999)).status, 404);
+    });
+  });
+}
