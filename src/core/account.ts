@@ -142,3 +142,12 @@ export function markPositions(
     };
   });
 }
+
+/** Gross exposure in dollars: the sum of the positions' absolute notional values (leverage = exposure / equity). */
+export function exposureOf(positions: readonly MarkedPosition[]): Decimal {
+  let total = ZERO;
+  for (const { instrument, position, mark, usdRate } of positions) {
+    total = add(total, notional(instrument, position.quantity, mark, usdRate));
+  }
+  return round(total, 2);
+}

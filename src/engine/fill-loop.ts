@@ -2,6 +2,7 @@ import type { Logger } from "pino";
 import type { MarketQuote } from "../core/market/quote.js";
 import { scheduleOf, sessionAt } from "../core/sessions.js";
 import { fromServiceSymbol } from "../core/symbols/instrument.js";
+import { markClosesThrough } from "../services/equity-marks.js";
 import type { Runtime } from "../services/runtime.js";
 import {
   type OrderEvents,
@@ -21,7 +22,8 @@ import { OrderIndex } from "./order-index.js";
  * market for the symbols that have working orders, and for each new quote
  * works only the strategies with an order the quote can fill. On the same
  * passes it releases parked orders and expires DAY orders as their times
- * come. Each strategy is worked in its own locked transaction
+ * come, and marks every strategy's equity at each NYSE close the clock
+ * passes. Each strategy is worked in its own locked transaction
  * (services/trading.ts), which re-reads the orders, so the index is a guide
  * and never the authority: a stale entry costs a transaction, not a wrong fill.
  *
@@ -101,6 +103,12 @@ export class FillLoop implements OrderEvents {
   catchUp(): Promise<void> {
     return this.#serially(async () => {
       const now = this.#runtime.clock.nowMs();
+      // Marks first: the closes passed were closes of the positions held before anything trades now.
+      try {
+        await markClosesThrough(this.#runtime, now);
+      } catch (error) {
+        this.logger.error({ err: error }, "marking equity failed");
+      }
       for (const strategyId of this.index.due(now)) await this.#work(strategyId);
       for (const symbol of this.index.symbols()) {
         const instrument = fromServiceSymbol(symbol);

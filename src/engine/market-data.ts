@@ -78,16 +78,24 @@ export class MarketData {
 
   /** The current quote of the instrument, or null when no source has one. */
   quote(instrument: Instrument): MarketQuote | null {
+    return this.quoteAt(instrument, this.clock.now().getTime());
+  }
+
+  /**
+   * The quote as of an instant (daily marks of closes the clock has passed):
+   * the simulated walk and the replay at that time; a hand quote, which has
+   * no history, as it stands.
+   */
+  quoteAt(instrument: Instrument, atMs: number): MarketQuote | null {
     const manual = this.#manual.get(instrument.fullSymbol);
     if (manual) return manual;
-    const now = this.clock.now().getTime();
     switch (this.feed.kind) {
       case "manual":
         return null;
       case "simulated":
-        return simulatedQuote(this.feed.seed, instrument, now);
+        return simulatedQuote(this.feed.seed, instrument, atMs);
       case "replay":
-        return latestAtOrBefore(this.#replay.get(instrument.fullSymbol) ?? [], now);
+        return latestAtOrBefore(this.#replay.get(instrument.fullSymbol) ?? [], atMs);
     }
   }
 }

@@ -2,7 +2,7 @@ import { type CommissionPlan, commission, commissionPlan } from "../core/commiss
 import { add, type Decimal, decimal, mul, round, sub, ZERO } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { TradeRecord } from "../core/trades.js";
-import { instrumentOf, STRATEGY_COLUMNS, tradeOfRow } from "../store/trading-state.js";
+import { instrumentOf, tradeOfRow } from "../store/trading-state.js";
 import type { RequestContext } from "./runtime.js";
 import { mayTrade } from "./trading.js";
 
@@ -14,7 +14,7 @@ import { mayTrade } from "./trading.js";
 export async function viewableStrategy(ctx: RequestContext, strategyId: number, field = "StrategyId") {
   const strategy = await ctx.storage.db
     .selectFrom("strategies")
-    .select([...STRATEGY_COLUMNS, "created_at", "is_alive"])
+    .selectAll()
     .where("id", "=", strategyId)
     .executeTakeFirst();
   if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${strategyId}` });

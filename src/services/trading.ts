@@ -87,7 +87,7 @@ export interface TradingMarketView extends MarketView {
 export function marketViewAt(market: MarketData, nowMs: number): TradingMarketView {
   const quotes = new Map<string, MarketQuote | null>();
   const rawQuote = (instrument: Instrument) => {
-    if (!quotes.has(instrument.fullSymbol)) quotes.set(instrument.fullSymbol, market.quote(instrument));
+    if (!quotes.has(instrument.fullSymbol)) quotes.set(instrument.fullSymbol, market.quoteAt(instrument, nowMs));
     return quotes.get(instrument.fullSymbol) ?? null;
   };
   const quoteOf = (instrument: Instrument) => {

@@ -4,6 +4,7 @@ import { peopleMigration } from "./migrations/0002_people.js";
 import { strategiesMigration } from "./migrations/0003_strategies.js";
 import { ordersMigration } from "./migrations/0004_orders.js";
 import { tradesMigration } from "./migrations/0005_trades.js";
+import { equityMigration } from "./migrations/0006_equity.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -15,6 +16,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0003_strategies": strategiesMigration(storage.backend),
     "0004_orders": ordersMigration(storage.backend),
     "0005_trades": tradesMigration(storage.backend),
+    "0006_equity": equityMigration(),
   };
 }
 

@@ -21,6 +21,7 @@ export interface Database {
   fills: FillsTable;
   positions: PositionsTable;
   trades: TradesTable;
+  equity_marks: EquityMarksTable;
 }
 
 export interface ServiceSettingsTable {
@@ -174,6 +175,8 @@ export interface StrategiesTable {
   trades_options: Generated<number>;
   trades_futures: Generated<number>;
   trades_forex: Generated<number>;
+  /** Commissions the model account has paid, dollars: equity plus this is equity without commissions. */
+  commissions_paid: Generated<string>;
 }
 
 export interface OcaGroupsTable {
@@ -274,4 +277,20 @@ export interface TradesTable {
   mae_equity: string | null;
   mae_entry_price: string | null;
   mae_open_quantity: string | null;
+}
+
+/** A strategy's model account at an NYSE close. Money in dollars, exact decimal text. */
+export interface EquityMarksTable {
+  strategy_id: number;
+  /** The trading day, YYYY-MM-DD (New York). */
+  day: string;
+  marked_at: number;
+  equity: string;
+  cash: string;
+  /** Gross exposure: the sum of the positions' absolute notional values. */
+  exposure: string;
+  /** Commissions paid up to the mark. */
+  commissions_paid: string;
+  /** The S&P 500 proxy's price at the close; 0 when no quote was known. */
+  benchmark: string;
 }

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { type Decimal, decimal, formatDecimal } from "../core/decimal.js";
+import { add, type Decimal, decimal, formatDecimal, ZERO } from "../core/decimal.js";
 import type { BookOrder } from "../core/orders/book.js";
 import type { FillRecord, HeldPosition, TradingState } from "../core/orders/execution.js";
 import type { OrderState } from "../core/orders/order.js";
@@ -18,7 +18,7 @@ import type { Tx } from "./transaction.js";
 export type StrategyRow = Pick<
   StrategiesTable,
   "name" | "owner_person_id" | "white_label_site_id" | "cash" | "starting_capital" | "is_private"
-> & { readonly id: number; readonly trading_version: number };
+> & { readonly id: number; readonly trading_version: number; readonly commissions_paid: string };
 
 export type OrderRow = Omit<
   OrdersTable,
@@ -65,6 +65,7 @@ export const STRATEGY_COLUMNS = [
   "starting_capital",
   "is_private",
   "trading_version",
+  "commissions_paid",
 ] as const;
 
 /**
@@ -108,7 +109,6 @@ const bookOrderOf = (row: OrderRow): BookOrder => ({
 });
 
 type TradeRow = Omit<TradesTable, "id"> & { readonly id: number };
-
 
 export function tradeOfRow(row: TradeRow): TradeRecord {
   const excursion =
@@ -376,10 +376,14 @@ export async function saveTradingState(
   for (const [id, terms] of after.terms) {
     if (!before.terms.has(id)) traded[TRADES_COLUMNS[terms.instrument.symbolType]] = 1;
   }
+  const commissions = fills.reduce((sum, fill) => add(sum, fill.commission), ZERO);
   await tx
     .updateTable("strategies")
     .set({
       ...(after.cash !== before.cash ? { cash: formatDecimal(after.cash) } : {}),
+      ...(fills.length > 0
+        ? { commissions_paid: formatDecimal(add(decimal(strategy.commissions_paid), commissions)) }
+        : {}),
       ...traded,
       trading_version: version,
     })

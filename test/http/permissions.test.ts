@@ -305,6 +305,20 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
       expect: tradersOfA,
     },
   ],
+  GetStrategyHistoricalEquity: [
+    {
+      name: "A's private strategy",
+      request: () => ({ query: { StrategyId: String(strategyOfA) } }),
+      expect: tradersOfA,
+    },
+  ],
+  GetStrategyHistoricalDailyEquity: [
+    {
+      name: "A's private strategy",
+      request: () => ({ query: { StrategyId: String(strategyOfA) } }),
+      expect: tradersOfA,
+    },
+  ],
   SetDesiredPositions: [
     {
       name: "flat",

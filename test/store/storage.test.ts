@@ -20,6 +20,7 @@ for (const backend of BACKENDS) {
         "0003_strategies",
         "0004_orders",
         "0005_trades",
+        "0006_equity",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -79,6 +80,7 @@ for (const backend of BACKENDS) {
           "0003_strategies",
           "0004_orders",
           "0005_trades",
+          "0006_equity",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

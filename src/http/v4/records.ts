@@ -366,3 +366,55 @@ export const ClosedTradeRecord = Type.Object(
   },
   { title: "ClosedTrade" },
 );
+
+export const SecurityTypesEnabledRecord = Type.Object(
+  { Stocks: Type.Boolean(), Options: Type.Boolean(), Futures: Type.Boolean(), Forex: Type.Boolean() },
+  { title: "SecurityTypesEnabled", description: "The kinds of instrument the strategy has traded" },
+);
+
+const Fraction = (description: string) =>
+  Nullable(Type.Number({ description: `${description}; a fraction (0.05 = 5%)` }));
+
+export const MonthlyResultRecord = Type.Object(
+  {
+    Month: Type.String({ description: "YYYY-MM" }),
+    StartEquity: Type.Number({ description: "Equity at the previous month's last close (starting cash first)" }),
+    EndEquity: Type.Number({ description: "Equity at the month's last close, after the CommissionPlan's commissions" }),
+    Return: Fraction("EndEquity / StartEquity − 1"),
+    ReturnWithoutCommissions: Fraction("The same without any commissions"),
+    BenchmarkStart: Type.Number(),
+    BenchmarkEnd: Type.Number(),
+    BenchmarkReturn: Fraction("The S&P 500 proxy's return over the month"),
+  },
+  { title: "MonthlyResult" },
+);
+
+export const DailyResultRecord = Type.Object(
+  {
+    Date: Type.String({ description: "The trading day, YYYY-MM-DD (New York)" }),
+    Equity: Type.Number({ description: "Equity at the close, after the CommissionPlan's commissions" }),
+    EquityWithoutCommissions: Type.Number(),
+    Return: Fraction("Against the previous close (starting cash first)"),
+    ReturnWithoutCommissions: Fraction("The same without any commissions"),
+    Benchmark: Type.Number({ description: "The S&P 500 proxy (SPY) at the close; 0 when unknown" }),
+    BenchmarkReturn: Fraction("The S&P 500 proxy's return on the day"),
+  },
+  { title: "DailyResult" },
+);
+
+const equityResult = (title: string, entry: typeof MonthlyResultRecord | typeof DailyResultRecord) =>
+  Type.Object(
+    {
+      StrategyId: Type.Integer(),
+      StrategyName: Type.String(),
+      StartDate: DateTime(),
+      SecurityTypesEnabled: SecurityTypesEnabledRecord,
+      MonthlyCost: Type.Number(),
+      StrategyOwnerId: Type.Integer(),
+      MonthlyResults: Type.Array(entry),
+    },
+    { title },
+  );
+
+export const MonthlyEquityRecord = equityResult("Equity", MonthlyResultRecord);
+export const DailyEquityRecord = equityResult("DailyEquity", DailyResultRecord);

@@ -1,11 +1,13 @@
 import { Type } from "@sinclair/typebox";
 import { anyCaller } from "../../../core/access.js";
-import { toNumber } from "../../../core/decimal.js";
+import { type Decimal, decimal, toNumber, ZERO } from "../../../core/decimal.js";
+import { dailyResults, monthlyResults } from "../../../core/statistics.js";
 import { exchangeSymbolOf, serviceSymbolOf } from "../../../core/symbols/instrument.js";
 import { averageClosePrice, averageOpenPrice } from "../../../core/trades.js";
 import { type ClosedTrade, closedTrades } from "../../../services/closed-trades.js";
+import { type EquitySeries, equitySeries } from "../../../services/equity.js";
 import { defineOperation } from "../operation.js";
-import { ClosedTradeRecord } from "../records.js";
+import { ClosedTradeRecord, DailyEquityRecord, MonthlyEquityRecord } from "../records.js";
 import { DateTime, Id } from "../schemas.js";
 
 const CommissionPlan = Type.String({
@@ -45,7 +47,32 @@ function closedTradeOf(strategyId: number, { trade, commission, profit }: Closed
   };
 }
 
-/** A strategy's performance record (API.md 4.5): its closed trades. */
+type StrategyRowOf = EquitySeries["strategy"];
+
+/** The fields every Equity result shares. */
+function equityHeader(strategy: StrategyRowOf) {
+  return {
+    StrategyId: strategy.id,
+    StrategyName: strategy.name,
+    StartDate: new Date(strategy.created_at),
+    SecurityTypesEnabled: securityTypesOf(strategy),
+    MonthlyCost: toNumber(decimal(strategy.monthly_cost)),
+    StrategyOwnerId: strategy.owner_person_id,
+  };
+}
+
+export const securityTypesOf = (strategy: StrategyRowOf) => ({
+  Stocks: strategy.trades_stocks === 1,
+  Options: strategy.trades_options === 1,
+  Futures: strategy.trades_futures === 1,
+  Forex: strategy.trades_forex === 1,
+});
+
+const amount = (value: Decimal) => toNumber(value);
+
+const equityInput = Type.Object({ StrategyId: Id(), CommissionPlan: Type.Optional(CommissionPlan) });
+
+/** A strategy's performance record (API.md 4.5): its closed trades and its equity. */
 export const performanceOperations = [
   defineOperation({
     id: "GetStrategyHistoricalClosedTrades",
@@ -70,5 +97,68 @@ export const performanceOperations = [
           endMs: input.EndDate === undefined ? undefined : Date.parse(input.EndDate),
         })
       ).map((closed) => closedTradeOf(input.StrategyId, closed)),
+  }),
+  defineOperation({
+    id: "GetStrategyHistoricalEquity",
+    method: "GET",
+    path: "/Strategies/GetStrategyHistoricalEquity",
+    servers: ["WL", "GEN"],
+    summary:
+      "Monthly results of the model account (equity at each month's last NYSE close) after CommissionPlan's commissions and without any, beside the S&P 500 proxy.",
+    input: equityInput,
+    result: MonthlyEquityRecord,
+    permission: anyCaller,
+    paginated: false,
+    handler: async (ctx, input) => {
+      const series = await equitySeries(ctx, input.StrategyId, input.CommissionPlan);
+      const start = decimal(series.strategy.starting_capital);
+      const raw = monthlyResults(series.raw, start);
+      return [
+        {
+          ...equityHeader(series.strategy),
+          MonthlyResults: monthlyResults(series.marks, start).map((month, i) => ({
+            Month: month.month,
+            StartEquity: amount(month.startEquity),
+            EndEquity: amount(month.endEquity),
+            Return: month.return,
+            ReturnWithoutCommissions: raw[i]?.return ?? null,
+            BenchmarkStart: amount(month.startBenchmark),
+            BenchmarkEnd: amount(month.endBenchmark),
+            BenchmarkReturn: month.benchmarkReturn,
+          })),
+        },
+      ];
+    },
+  }),
+  defineOperation({
+    id: "GetStrategyHistoricalDailyEquity",
+    method: "GET",
+    path: "/Strategies/GetStrategyHistoricalDailyEquity",
+    servers: ["WL", "GEN"],
+    summary:
+      "The model account at every NYSE close since the strategy started, after CommissionPlan's commissions and without any, beside the S&P 500 proxy.",
+    input: equityInput,
+    result: DailyEquityRecord,
+    permission: anyCaller,
+    paginated: false,
+    handler: async (ctx, input) => {
+      const series = await equitySeries(ctx, input.StrategyId, input.CommissionPlan);
+      const start = decimal(series.strategy.starting_capital);
+      const raw = dailyResults(series.raw, start);
+      return [
+        {
+          ...equityHeader(series.strategy),
+          MonthlyResults: dailyResults(series.marks, start).map((day, i) => ({
+            Date: day.day,
+            Equity: amount(series.marks[i]?.equity ?? ZERO),
+            EquityWithoutCommissions: amount(series.raw[i]?.equity ?? ZERO),
+            Return: day.return,
+            ReturnWithoutCommissions: raw[i]?.return ?? null,
+            Benchmark: amount(series.marks[i]?.benchmark ?? ZERO),
+            BenchmarkReturn: day.benchmarkReturn,
+          })),
+        },
+      ];
+    },
   }),
 ];

@@ -1,0 +1,108 @@
+import { exposureOf, markPositions, summarize } from "../core/account.js";
+import { add, decimal, div, formatDecimal, fromInteger, ZERO } from "../core/decimal.js";
+import type { Position } from "../core/positions.js";
+import { currentOrNextSession, US_EQUITIES } from "../core/sessions.js";
+import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
+import { readSetting, writeSetting } from "../store/settings.js";
+import { instrumentOf } from "../store/trading-state.js";
+import { transaction } from "../store/transaction.js";
+import { marketViewAt, type TradingRuntime } from "./trading.js";
+
+/**
+ * Daily equity marks: at every NYSE close (16:00 New York, 13:00 on early
+ * closes) each live strategy's model account is marked to the quotes of that
+ * moment and stored with the S&P 500 proxy's price (SPY). The fill loop calls
+ * this as the clock passes closes; a clock that jumps over several closes
+ * marks each of them, at the quotes of its time, with the positions held then
+ * (nothing trades while the clock jumps).
+ */
+export const BENCHMARK = fromServiceSymbol("SPY", "stock") as Instrument;
+const MARKED_THROUGH = "equity_marked_through";
+
+/** The NYSE closes after `afterMs` up to and including `throughMs`, oldest first. */
+export function closesBetween(afterMs: number, throughMs: number): number[] {
+  const closes: number[] = [];
+  let at = afterMs;
+  for (;;) {
+    const session = currentOrNextSession(US_EQUITIES, at);
+    if (session.closesAtMs > throughMs) return closes;
+    if (session.closesAtMs > afterMs) closes.push(session.closesAtMs);
+    at = session.closesAtMs;
+  }
+}
+
+/**
+ * Marks every close the clock has passed since the last one marked. The first
+ * call only notes the time (no marks for the past); a clock set back (sandbox)
+ * starts over from there, keeping the marks already made.
+ */
+export async function markClosesThrough(runtime: TradingRuntime, nowMs: number): Promise<number> {
+  const stored = await readSetting(runtime.storage.db, MARKED_THROUGH);
+  const through = stored === undefined ? null : Number(stored);
+  if (through === null || nowMs < through) {
+    await writeSetting(runtime.storage.db, MARKED_THROUGH, String(nowMs));
+    return 0;
+  }
+  const closes = closesBetween(through, nowMs);
+  if (closes.length === 0) return 0;
+  await transaction(runtime.storage, async (tx) => {
+    // Nothing trades while the clock passes these closes: the accounts as they stand now are theirs.
+    const strategies = await tx
+      .selectFrom("strategies")
+      .select(["id", "cash", "commissions_paid", "created_at"])
+      .where("is_alive", "=", 1)
+      .where("created_at", "<", closes[closes.length - 1] as number)
+      .execute();
+    const positions = strategies.length === 0 ? [] : await tx.selectFrom("positions").selectAll().execute();
+    const held = new Map<number, { instrument: Instrument; position: Position }[]>();
+    for (const p of positions) {
+      held.set(p.strategy_id, [
+        ...(held.get(p.strategy_id) ?? []),
+        {
+          instrument: instrumentOf(p.symbol, p.symbol_type),
+          position: { quantity: decimal(p.quantity), cost: decimal(p.cost) },
+        },
+      ]);
+    }
+    const rows = closes.flatMap((close) => marksAt(runtime, close, strategies, held));
+    for (let i = 0; i < rows.length; i += 500) {
+      await tx
+        .insertInto("equity_marks")
+        .values(rows.slice(i, i + 500))
+        .onConflict((c) => c.columns(["strategy_id", "day"]).doNothing())
+        .execute();
+    }
+    await writeSetting(tx, MARKED_THROUGH, String(closes[closes.length - 1]));
+  });
+  return closes.length;
+}
+
+/** The marks of one close: every strategy created before it, at the quotes of that moment. */
+function marksAt(
+  runtime: TradingRuntime,
+  closeMs: number,
+  strategies: readonly { id: number; cash: string; commissions_paid: string; created_at: number }[],
+  held: ReadonlyMap<number, readonly { instrument: Instrument; position: Position }[]>,
+) {
+  const view = marketViewAt(runtime.market, closeMs);
+  const benchmarkQuote = view.quote(BENCHMARK);
+  const benchmark = benchmarkQuote ? div(add(benchmarkQuote.bid, benchmarkQuote.ask), fromInteger(2)) : ZERO;
+  const day = currentOrNextSession(US_EQUITIES, closeMs - 1).tradingDay;
+  const dayText = `${day.year}-${String(day.month).padStart(2, "0")}-${String(day.day).padStart(2, "0")}`;
+  return strategies
+    .filter((strategy) => strategy.created_at < closeMs)
+    .map((strategy) => {
+      const marked = markPositions(held.get(strategy.id) ?? [], view);
+      const account = summarize(decimal(strategy.cash), marked);
+      return {
+        strategy_id: strategy.id,
+        day: dayText,
+        marked_at: closeMs,
+        equity: formatDecimal(account.equity),
+        cash: strategy.cash,
+        exposure: formatDecimal(exposureOf(marked)),
+        commissions_paid: strategy.commissions_paid,
+        benchmark: formatDecimal(benchmark),
+      };
+    });
+}
