@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { anyCaller } from "../../../core/access.js";
-import { type Decimal, decimal, toNumber, ZERO } from "../../../core/decimal.js";
+import { abs, type Decimal, decimal, toNumber, ZERO } from "../../../core/decimal.js";
 import { dailyResults, monthlyResults } from "../../../core/statistics.js";
 import { exchangeSymbolOf, serviceSymbolOf } from "../../../core/symbols/instrument.js";
 import { averageClosePrice, averageOpenPrice } from "../../../core/trades.js";
@@ -41,7 +41,8 @@ function closedTradeOf(strategyId: number, { trade, commission, profit }: Closed
     MaxDrawdown_WorstPriceDate: maybe(mae?.worstPriceAtMs, (at) => new Date(at)),
     MaxDrawdown_StrategyEquity: maybe(mae?.equity, toNumber),
     MaxDrawdown_EntryPrice: maybe(mae?.entryPrice, toNumber),
-    MaxDrawdown_OpenQuantity: maybe(mae?.openQuantity, toNumber),
+    // The open size, unsigned like OpenedQuantity: OpenSide says which way.
+    MaxDrawdown_OpenQuantity: maybe(mae?.openQuantity, (quantity) => toNumber(abs(quantity))),
     ServiceSymbol: serviceSymbolOf(trade.instrument),
     ExchangeSymbol: exchangeSymbolOf(trade.instrument),
   };
