@@ -4,6 +4,7 @@ import type { DailyMark } from "../core/statistics.js";
 import { instrumentOf } from "../store/trading-state.js";
 import { planNamed, viewableStrategy } from "./closed-trades.js";
 import type { RequestContext } from "./runtime.js";
+import { MODEL_ACCOUNT_PLAN } from "./trading.js";
 
 /**
  * A strategy's daily equity series, after the commissions of a plan and
@@ -55,7 +56,8 @@ export async function equitySeries(
     const withoutCommissions: Decimal = add(decimal(row.equity), decimal(row.commissions_paid));
     const base = { day: row.day, benchmark: decimal(row.benchmark), exposure: decimal(row.exposure) };
     raw.push({ ...base, equity: withoutCommissions });
-    marks.push({ ...base, equity: sub(withoutCommissions, paid) });
+    // The model account's own plan: the marks as they were, commissions as it paid them.
+    marks.push({ ...base, equity: plan === MODEL_ACCOUNT_PLAN ? decimal(row.equity) : sub(withoutCommissions, paid) });
   }
   return { strategy, marks, raw };
 }

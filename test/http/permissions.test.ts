@@ -305,6 +305,13 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
       expect: tradersOfA,
     },
   ],
+  GetStrategyDetails: [
+    {
+      name: "A's private strategy",
+      request: () => ({ query: { StrategyId: String(strategyOfA) } }),
+      expect: tradersOfA,
+    },
+  ],
   GetStrategyHistoricalEquity: [
     {
       name: "A's private strategy",

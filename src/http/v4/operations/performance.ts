@@ -6,8 +6,9 @@ import { exchangeSymbolOf, serviceSymbolOf } from "../../../core/symbols/instrum
 import { averageClosePrice, averageOpenPrice } from "../../../core/trades.js";
 import { type ClosedTrade, closedTrades } from "../../../services/closed-trades.js";
 import { type EquitySeries, equitySeries } from "../../../services/equity.js";
+import { type StrategyDetails, strategyDetails } from "../../../services/strategy-details.js";
 import { defineOperation } from "../operation.js";
-import { ClosedTradeRecord, DailyEquityRecord, MonthlyEquityRecord } from "../records.js";
+import { ClosedTradeRecord, DailyEquityRecord, MonthlyEquityRecord, StrategyDetailsRecord } from "../records.js";
 import { DateTime, Id } from "../schemas.js";
 
 const CommissionPlan = Type.String({
@@ -73,8 +74,91 @@ const amount = (value: Decimal) => toNumber(value);
 
 const equityInput = Type.Object({ StrategyId: Id(), CommissionPlan: Type.Optional(CommissionPlan) });
 
-/** A strategy's performance record (API.md 4.5): its closed trades and its equity. */
+function detailsOf(details: StrategyDetails) {
+  const { strategy, statistics: st, account } = details;
+  const money = (value: Decimal | null) => (value === null ? null : toNumber(value));
+  return {
+    StrategyId: strategy.id,
+    StrategyName: strategy.name,
+    ShortDescription: strategy.short_description,
+    LongDescription: strategy.long_description,
+    IsAlive: strategy.is_alive === 1,
+    IsResellable: strategy.is_private === 0,
+    StartDate: new Date(strategy.created_at),
+    PrimarySecurityTypes: details.primarySecurityTypes,
+    SecurityTypesEnabled: securityTypesOf(strategy),
+    MonthlyCost: toNumber(decimal(strategy.monthly_cost)),
+    StrategyOwnerId: strategy.owner_person_id,
+    StrategyOwnerName: details.ownerName,
+    SuggestedCapital: toNumber(decimal(strategy.starting_capital)),
+    LastModified: new Date(strategy.updated_at),
+    Score: null,
+    IsTradeOwnSystem: false,
+    TradeOwnSystemPercent: 0,
+    WhiteLabelSiteId: strategy.white_label_site_id,
+    IsPrivate: strategy.is_private === 1,
+    AUM: toNumber(st.aum),
+    AUM_NumberOfAccounts: st.aumNumberOfAccounts,
+    Return: st.return,
+    ReturnLabel: st.returnLabel,
+    Equity: toNumber(account.equity),
+    Cash: toNumber(account.cash),
+    StartingCash: toNumber(decimal(strategy.starting_capital)),
+    ProfitFactor: st.profitFactor,
+    CashDividends: 0,
+    BuyingPower: toNumber(account.buyingPower),
+    MarginUsed: toNumber(account.marginUsed),
+    AgeInDays: st.ageInDays,
+    ModelAccountValue: toNumber(account.equity),
+    NumTrades: st.numTrades,
+    NumWinners: st.numWinners,
+    NumLosers: st.numLosers,
+    PercentWinTrades: st.percentWinTrades,
+    SumDollarWinners: toNumber(st.sumDollarWinners),
+    SumDollarLosers: toNumber(st.sumDollarLosers),
+    NumMonths: st.numMonths,
+    WinMonthsInUI: st.winMonthsInUI,
+    WinMonths: st.winMonths,
+    WinMonthsRatio: st.winMonthsRatio,
+    MaxDrawdown: st.maxDrawdown,
+    MaxDrawdownDays: st.maxDrawdownDays,
+    MaxDrawdownStartDate: st.maxDrawdownStartDate,
+    MaxDrawdownEndDate: st.maxDrawdownEndDate,
+    AvgWinDollars: money(st.avgWinDollars),
+    AvgLossDollars: money(st.avgLossDollars),
+    AvgTradeDuration: st.avgTradeDuration,
+    CorrelationSP500: st.correlationSP500,
+    SP500Return: st.sp500Return,
+    ReturnVsSP500: st.returnVsSP500,
+    AvgLeverage: st.avgLeverage,
+    MaxLeverage: st.maxLeverage,
+    CorrelationToSP500: st.correlationToSP500,
+    Alpha: st.alpha,
+    Beta: st.beta,
+    Treynor: st.treynor,
+    Sortino: st.sortino,
+    Sharpe: st.sharpe,
+    Calmar: st.calmar,
+    NoSubsAllowed: false,
+    LatestTrade: st.latestTrade === null ? null : new Date(st.latestTrade),
+  };
+}
+
+/** A strategy's performance record (API.md 4.5): its details and statistics, closed trades and equity. */
 export const performanceOperations = [
+  defineOperation({
+    id: "GetStrategyDetails",
+    method: "GET",
+    path: "/Strategies/GetStrategyDetails",
+    servers: ["WL", "GEN", "GEO"],
+    summary:
+      "A strategy's description, its model account now, and the statistics of its record (docs/statistics.md). Public strategies are open to every caller; private ones to those who may trade them.",
+    input: Type.Object({ StrategyId: Id() }),
+    result: StrategyDetailsRecord,
+    permission: anyCaller,
+    paginated: false,
+    handler: async (ctx, input) => [detailsOf(await strategyDetails(ctx, input.StrategyId))],
+  }),
   defineOperation({
     id: "GetStrategyHistoricalClosedTrades",
     method: "GET",

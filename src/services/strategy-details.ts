@@ -1,0 +1,99 @@
+import { type AccountSummary, markPositions, summarize } from "../core/account.js";
+import { type Decimal, decimal, sub } from "../core/decimal.js";
+import { type StrategyStatistics, strategyStatistics, type TradeSummary } from "../core/statistics.js";
+import type { SecurityType } from "../core/symbols/instrument.js";
+import { instrumentOf } from "../store/trading-state.js";
+import type { viewableStrategy } from "./closed-trades.js";
+import { equitySeries } from "./equity.js";
+import type { RequestContext } from "./runtime.js";
+import { marketViewAt, type TradingRuntime } from "./trading.js";
+
+/**
+ * GetStrategyDetails: a strategy's description, its model account now, and
+ * every statistic of its record (src/core/statistics.ts, docs/statistics.md)
+ * from its daily marks and closed trades under the model account's own
+ * commissions.
+ */
+export interface StrategyDetails {
+  readonly strategy: Awaited<ReturnType<typeof viewableStrategy>>;
+  readonly ownerName: string;
+  readonly account: AccountSummary;
+  readonly statistics: StrategyStatistics;
+  /** The kinds of instrument the strategy's fills were in, the most traded first. */
+  readonly primarySecurityTypes: readonly SecurityType[];
+}
+
+const SECURITY_TYPES: Readonly<Record<string, SecurityType>> = {
+  stock: "CS",
+  option: "OPT",
+  future: "FUT",
+  forex: "FOR",
+};
+
+export async function strategyDetails(
+  ctx: RequestContext & TradingRuntime,
+  strategyId: number,
+): Promise<StrategyDetails> {
+  const series = await equitySeries(ctx, strategyId, "Default");
+  const { strategy } = series;
+  const db = ctx.storage.db;
+  const [owner, trades, fillKinds, positions] = await Promise.all([
+    db
+      .selectFrom("persons")
+      .select(["alias", "first_name", "last_name"])
+      .where("id", "=", strategy.owner_person_id)
+      .executeTakeFirst(),
+    db
+      .selectFrom("trades")
+      .select(["opened_at", "closed_at", "realized", "commission"])
+      .where("strategy_id", "=", strategyId)
+      .where("closed_at", "is not", null)
+      .orderBy("closed_at")
+      .execute(),
+    db
+      .selectFrom("fills")
+      .select([
+        "symbol_type",
+        (eb) => eb.fn.countAll<number>().as("fills"),
+        (eb) => eb.fn.max("filled_at").as("latest"),
+      ])
+      .where("strategy_id", "=", strategyId)
+      .groupBy("symbol_type")
+      .execute(),
+    db.selectFrom("positions").selectAll().where("strategy_id", "=", strategyId).execute(),
+  ]);
+  const nowMs = ctx.clock.nowMs();
+  const closed: TradeSummary[] = trades.map((trade) => ({
+    openedAtMs: trade.opened_at,
+    closedAtMs: trade.closed_at as number,
+    profit: sub(decimal(trade.realized), decimal(trade.commission)),
+  }));
+  const latest = fillKinds.reduce<number | null>((max, kind) => {
+    const at = kind.latest === null ? null : Number(kind.latest);
+    return at !== null && (max === null || at > max) ? at : max;
+  }, null);
+  const startingCash: Decimal = decimal(strategy.starting_capital);
+  const statistics = strategyStatistics({
+    startingCash,
+    createdAtMs: strategy.created_at,
+    nowMs,
+    marks: series.marks,
+    closedTrades: closed,
+    latestTradeAtMs: latest,
+  });
+  const account = summarize(
+    decimal(strategy.cash),
+    markPositions(
+      positions.map((p) => ({
+        instrument: instrumentOf(p.symbol, p.symbol_type),
+        position: { quantity: decimal(p.quantity), cost: decimal(p.cost) },
+      })),
+      marketViewAt(ctx.market, nowMs),
+    ),
+  );
+  const ownerName = owner ? (owner.alias ?? `${owner.first_name} ${owner.last_name.slice(0, 1)}.`) : "";
+  const primarySecurityTypes = [...fillKinds]
+    .sort((a, b) => Number(b.fills) - Number(a.fills))
+    .map((kind) => SECURITY_TYPES[kind.symbol_type] as SecurityType);
+  return { strategy, ownerName, account, statistics, primarySecurityTypes };
+}
