@@ -1,6 +1,7 @@
 import { administers, type Caller, isServiceAdmin } from "../core/access.js";
 import { formatDecimal } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
+import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
 import type { DescriptionReview } from "../store/schema.js";
 import { transaction } from "../store/transaction.js";
@@ -52,6 +53,7 @@ export async function addStrategy(ctx: RequestContext, input: NewStrategy): Prom
       .insertInto("strategies")
       .values({
         name: name.value,
+        name_folded: fold(name.value),
         owner_person_id: owner.id,
         white_label_site_id: owner.white_label_site_id,
         is_private: input.initialSiteVisibility === true ? 0 : 1,
@@ -106,7 +108,7 @@ export async function updateStrategy(
     }
     const describing = changes.shortDescription !== undefined || changes.longDescription !== undefined;
     const update = {
-      ...(name?.ok ? { name: name.value } : {}),
+      ...(name?.ok ? { name: name.value, name_folded: fold(name.value) } : {}),
       ...(changes.shortDescription !== undefined ? { pending_short_description: changes.shortDescription.trim() } : {}),
       ...(changes.longDescription !== undefined ? { pending_long_description: changes.longDescription.trim() } : {}),
       ...(describing ? { review_status: "pending" as DescriptionReview, review_note: null } : {}),

@@ -5,6 +5,7 @@ import { strategiesMigration } from "./migrations/0003_strategies.js";
 import { ordersMigration } from "./migrations/0004_orders.js";
 import { tradesMigration } from "./migrations/0005_trades.js";
 import { equityMigration } from "./migrations/0006_equity.js";
+import { discoveryMigration } from "./migrations/0007_discovery.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -17,6 +18,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0004_orders": ordersMigration(storage.backend),
     "0005_trades": tradesMigration(storage.backend),
     "0006_equity": equityMigration(),
+    "0007_discovery": discoveryMigration(),
   };
 }
 

@@ -22,6 +22,7 @@ export interface Database {
   positions: PositionsTable;
   trades: TradesTable;
   equity_marks: EquityMarksTable;
+  leaderboard: LeaderboardTable;
 }
 
 export interface ServiceSettingsTable {
@@ -177,6 +178,8 @@ export interface StrategiesTable {
   trades_forex: Generated<number>;
   /** Commissions the model account has paid, dollars: equity plus this is equity without commissions. */
   commissions_paid: Generated<string>;
+  /** The name folded to lower case, for case-insensitive search. */
+  name_folded: string | null;
 }
 
 export interface OcaGroupsTable {
@@ -293,4 +296,10 @@ export interface EquityMarksTable {
   commissions_paid: string;
   /** The S&P 500 proxy's price at the close; 0 when no quote was known. */
   benchmark: string;
+}
+
+/** The curated leaderboard: service admins rank public strategies. */
+export interface LeaderboardTable {
+  rank: number;
+  strategy_id: number;
 }

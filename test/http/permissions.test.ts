@@ -312,6 +312,11 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
       expect: tradersOfA,
     },
   ],
+  SearchStrategies: [{ name: "everything visible", request: () => ({}), expect: everyoneWithAValidKey }],
+  GetLeaderBoard: [
+    { name: "futures", request: () => ({ query: { SecurityType: "FUT" } }), expect: everyoneWithAValidKey },
+  ],
+  SetLeaderBoard: [{ name: "cleared", request: () => ({ body: { StrategyIds: [] } }), expect: adminsOnly }],
   GetStrategyHistoricalEquity: [
     {
       name: "A's private strategy",

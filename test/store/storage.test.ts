@@ -21,6 +21,7 @@ for (const backend of BACKENDS) {
         "0004_orders",
         "0005_trades",
         "0006_equity",
+        "0007_discovery",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -81,6 +82,7 @@ for (const backend of BACKENDS) {
           "0004_orders",
           "0005_trades",
           "0006_equity",
+          "0007_discovery",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

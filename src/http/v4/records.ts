@@ -489,3 +489,21 @@ export const StrategyDetailsRecord = Type.Object(
   },
   { title: "StrategyDetails" },
 );
+
+export const StrategyBasicDetailsRecord = Type.Object(
+  {
+    Id: Type.Integer(),
+    StrategyId: Type.Integer(),
+    IsAlive: Type.Boolean(),
+    IsPrivate: Type.Boolean(),
+    StrategyName: Type.String(),
+    StartDate: DateTime(),
+    SecurityTypesEnabled: SecurityTypesEnabledRecord,
+    MonthlyCost: Type.Number(),
+    StrategyOwnerId: Type.Integer(),
+    WhiteLabelSiteId: Nullable(Type.Integer()),
+    IsTradeOwnSystem: Type.Boolean(),
+    IsResellable: Type.Boolean(),
+  },
+  { title: "StrategyBasicDetails" },
+);

@@ -1,4 +1,5 @@
 import type { Operation } from "./operation.js";
+import { discoveryOperations } from "./operations/discovery.js";
 import { generalOperations } from "./operations/general.js";
 import { instrumentationOperations } from "./operations/instrumentation.js";
 import { kycOperations } from "./operations/kyc.js";
@@ -20,6 +21,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...strategyOperations,
   ...orderOperations,
   ...performanceOperations,
+  ...discoveryOperations,
   ...symbolOperations,
   ...sandboxOperations,
 ];

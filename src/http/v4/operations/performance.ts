@@ -49,10 +49,13 @@ function closedTradeOf(strategyId: number, { trade, commission, profit }: Closed
   };
 }
 
-type StrategyRowOf = EquitySeries["strategy"];
+type StrategyRowOf = Pick<
+  EquitySeries["strategy"],
+  "trades_stocks" | "trades_options" | "trades_futures" | "trades_forex"
+>;
 
 /** The fields every Equity result shares. */
-function equityHeader(strategy: StrategyRowOf) {
+function equityHeader(strategy: EquitySeries["strategy"]) {
   return {
     StrategyId: strategy.id,
     StrategyName: strategy.name,

@@ -1,0 +1,123 @@
+import type { Selectable } from "kysely";
+import { type Caller, isServiceAdmin } from "../core/access.js";
+import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
+import type { SecurityType } from "../core/symbols/instrument.js";
+import { matchesWildcards } from "../store/match.js";
+import { fetchPage, type Page, type PageRequest } from "../store/page.js";
+import type { StrategiesTable } from "../store/schema.js";
+import { type Tx, transaction } from "../store/transaction.js";
+import type { RequestContext } from "./runtime.js";
+
+/**
+ * Finding strategies: SearchStrategies and the curated leaderboard. Private
+ * strategies never appear to others: a caller sees the public ones, its own,
+ * and (administrators) those of the people it administers.
+ */
+export type StrategyListing = Selectable<StrategiesTable>;
+
+const TRADES_COLUMN: Readonly<
+  Record<SecurityType, "trades_stocks" | "trades_options" | "trades_futures" | "trades_forex">
+> = {
+  CS: "trades_stocks",
+  OPT: "trades_options",
+  FUT: "trades_futures",
+  FOR: "trades_forex",
+};
+
+/** Strategies with their owners' sites, limited to those the caller may see. */
+function visibleStrategies(tx: Tx, caller: Caller) {
+  let query = tx
+    .selectFrom("strategies as st")
+    .innerJoin("persons as o", "o.id", "st.owner_person_id")
+    .leftJoin("sites as s", "s.id", "o.white_label_site_id")
+    .selectAll("st");
+  if (isServiceAdmin(caller)) return query;
+  query = query.where((eb) =>
+    eb.or([
+      eb("st.is_private", "=", 0),
+      eb("st.owner_person_id", "=", caller.personId),
+      ...(caller.role === "whitelabel-admin" && caller.whiteLabelSiteId !== null
+        ? [eb("o.white_label_site_id", "=", caller.whiteLabelSiteId)]
+        : []),
+      ...(caller.role === "geo-admin" && caller.geoSiteId !== null
+        ? [eb.or([eb("o.geo_site_id", "=", caller.geoSiteId), eb("s.geo_site_id", "=", caller.geoSiteId)])]
+        : []),
+    ]),
+  );
+  return query;
+}
+
+export interface StrategySearch {
+  readonly securityType?: SecurityType | undefined;
+  readonly createdBeforeMs?: number | undefined;
+  readonly name?: string | undefined;
+  readonly ownerPersonId?: number | undefined;
+  readonly whiteLabelSiteId?: number | undefined;
+  readonly isTradeOwnSystem?: boolean | undefined;
+}
+
+/** SearchStrategies: every filter together, oldest strategy first, paginated. */
+export async function searchStrategies(
+  ctx: RequestContext,
+  filters: StrategySearch,
+  page: PageRequest,
+): Promise<Page<StrategyListing>> {
+  let query = visibleStrategies(ctx.storage.db, ctx.caller);
+  if (filters.securityType) query = query.where(`st.${TRADES_COLUMN[filters.securityType]}`, "=", 1);
+  if (filters.createdBeforeMs !== undefined) query = query.where("st.created_at", "<", filters.createdBeforeMs);
+  if (filters.name !== undefined && filters.name !== "")
+    query = query.where(matchesWildcards("st.name_folded", filters.name));
+  if (filters.ownerPersonId !== undefined) query = query.where("st.owner_person_id", "=", filters.ownerPersonId);
+  if (filters.whiteLabelSiteId !== undefined)
+    query = query.where("st.white_label_site_id", "=", filters.whiteLabelSiteId);
+  // No strategy trades its owner's own account until autotrade exists: asking for them finds none.
+  if (filters.isTradeOwnSystem === true) query = query.where("st.id", "<", 0);
+  return fetchPage(query, ["st.id"], (row) => [row.id], page);
+}
+
+/** GetLeaderBoard: the curated strategies in rank order, those visible to the caller, of the security type. */
+export async function leaderboard(ctx: RequestContext, securityType?: SecurityType): Promise<StrategyListing[]> {
+  let query = visibleStrategies(ctx.storage.db, ctx.caller)
+    .innerJoin("leaderboard as lb", "lb.strategy_id", "st.id")
+    .where("st.is_alive", "=", 1);
+  if (securityType) query = query.where(`st.${TRADES_COLUMN[securityType]}`, "=", 1);
+  return query.orderBy("lb.rank").execute();
+}
+
+/**
+ * Replaces the leaderboard with these strategies, in this order (service
+ * admins). Only public, live strategies may be ranked.
+ */
+export async function setLeaderboard(ctx: RequestContext, strategyIds: readonly number[]): Promise<number[]> {
+  return transaction(ctx.storage, async (tx) => {
+    const errors: ErrorEntry[] = [];
+    if (new Set(strategyIds).size !== strategyIds.length) {
+      throw refuse("InvalidValue", { field: "StrategyIds", message: "A strategy is listed twice" });
+    }
+    const rows =
+      strategyIds.length === 0
+        ? []
+        : await tx
+            .selectFrom("strategies")
+            .select(["id", "is_private", "is_alive"])
+            .where("id", "in", [...strategyIds])
+            .execute();
+    strategyIds.forEach((id, index) => {
+      const row = rows.find((r) => r.id === id);
+      const field = `StrategyIds[${index}]`;
+      if (!row) errors.push({ name: "NotFound", field, message: `No strategy ${id}` });
+      else if (row.is_private === 1 || row.is_alive !== 1) {
+        errors.push({ name: "InvalidValue", field, message: `Strategy ${id} is not public and live` });
+      }
+    });
+    if (errors.length > 0) throw new Refusal(errors);
+    await tx.deleteFrom("leaderboard").execute();
+    if (strategyIds.length > 0) {
+      await tx
+        .insertInto("leaderboard")
+        .values(strategyIds.map((strategy_id, index) => ({ rank: index + 1, strategy_id })))
+        .execute();
+    }
+    return [...strategyIds];
+  });
+}
