@@ -34,6 +34,8 @@ export interface AppOptions {
   readonly marketFeed?: MarketFeed;
   /** How often the fill loop samples the market and checks due times (default 1000 ms; 0: only when driven). */
   readonly fillLoopTickMs?: number;
+  /** Work on the migrated storage before the fill loop starts (demo data, whose history the loop must not race). */
+  readonly prepare?: (runtime: Runtime) => Promise<void>;
 }
 
 export interface App {
@@ -55,6 +57,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const bootstrap = await ensureServiceAdmin(runtime, options.bootstrapAdminKey);
   const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
   const sessions = new KeySessions();
+  await options.prepare?.(runtime);
   const market = new MarketData(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
   const fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
     tickMs: options.fillLoopTickMs ?? 1000,

@@ -1,13 +1,14 @@
 import pino from "pino";
 import { createApp, type ServerName } from "./app.js";
 import { readConfig } from "./config.js";
-import { describeDemo, seedDemo } from "./services/demo.js";
+import { type DemoOutcome, describeDemo, seedDemo } from "./services/demo.js";
 import { openStorage } from "./store/storage.js";
 
 /** `npm start`: the four servers on embedded storage (or PostgreSQL with DATABASE_URL). */
 const config = readConfig(process.env);
 const logger = pino({ level: config.logLevel });
 const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+const seeded: { demo?: DemoOutcome } = {};
 const app = await createApp({
   storage,
   logger,
@@ -16,6 +17,12 @@ const app = await createApp({
   rateLimit: config.rateLimit,
   bootstrapAdminKey: config.bootstrapAdminKey,
   marketFeed: config.marketFeed,
+  // Demo data (with a year of trading history) goes in before the fill loop starts.
+  prepare: config.demo
+    ? async (runtime) => {
+        seeded.demo = await seedDemo(runtime);
+      }
+    : undefined,
 });
 
 if (app.bootstrap.kind === "created" && config.bootstrapAdminKey === undefined) {
@@ -25,10 +32,9 @@ if (app.bootstrap.kind === "created" && config.bootstrapAdminKey === undefined) 
   );
 }
 
-if (config.demo) {
-  const outcome = await seedDemo(app.runtime);
-  if (outcome.kind === "created") process.stdout.write(`\n${describeDemo(outcome)}\n`);
-  else logger.info({ reason: outcome.reason }, "demo data skipped");
+if (seeded.demo) {
+  if (seeded.demo.kind === "created") process.stdout.write(`\n${describeDemo(seeded.demo)}\n`);
+  else logger.info({ reason: seeded.demo.reason }, "demo data skipped");
 }
 
 const ports: Record<ServerName, number> = config.ports;

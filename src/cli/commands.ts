@@ -162,7 +162,7 @@ export const COMMANDS: readonly CliCommand[] = [
   },
   {
     noun: "demo",
-    synopsis: "demo   (fills an empty database with demo sites, people and keys)",
+    synopsis: "demo   (fills an empty database with demo sites, people, keys and strategies with a year of history)",
     options: {},
     async run(runtime) {
       const outcome = await seedDemo(runtime);
@@ -170,6 +170,7 @@ export const COMMANDS: readonly CliCommand[] = [
       return {
         json: {
           Sites: outcome.sites.map((site) => ({ Id: site.id, Kind: site.kind, Name: site.name })),
+          Strategies: outcome.strategies.map((s) => ({ Id: s.id, Name: s.name, OwnerEmail: s.ownerEmail })),
           People: outcome.people.map((p) => ({
             PersonId: p.personId,
             Role: p.role,

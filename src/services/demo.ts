@@ -1,5 +1,6 @@
 import { type Caller, membership, type Role } from "../core/access.js";
 import { asPersonId } from "../core/ids.js";
+import { type DemoTrader, tradeDemoHistory } from "./demo-history.js";
 import { createKey } from "./keys.js";
 import { addKycInfo } from "./kyc.js";
 import { createPerson } from "./people.js";
@@ -17,8 +18,19 @@ export interface DemoPerson {
 }
 
 export type DemoOutcome =
-  | { readonly kind: "created"; readonly sites: readonly DemoSite[]; readonly people: readonly DemoPerson[] }
+  | {
+      readonly kind: "created";
+      readonly sites: readonly DemoSite[];
+      readonly people: readonly DemoPerson[];
+      readonly strategies: readonly DemoStrategy[];
+    }
   | { readonly kind: "skipped"; readonly reason: string };
+
+export interface DemoStrategy {
+  readonly id: number;
+  readonly name: string;
+  readonly ownerEmail: string;
+}
 
 export interface DemoSite {
   readonly id: number;
@@ -30,8 +42,9 @@ const PASSWORD = "demo password 2026";
 
 /**
  * Fills an empty database with a geo-site, two white-label sites (one inside
- * the geo-site), their administrators and customers, each with a key, so a
- * newcomer can call every operation at once. Customers are signed up through
+ * the geo-site), their administrators and customers, each with a key, and
+ * three customers' strategies with a year of trading history made by the
+ * engine, so a newcomer can call every operation at once. Customers are signed up through
  * AddProfile's own rules, as their site's administrator.
  */
 export async function seedDemo(runtime: Runtime): Promise<DemoOutcome> {
@@ -115,9 +128,16 @@ export async function seedDemo(runtime: Runtime): Promise<DemoOutcome> {
       profile("Sophie", "Martin", "sophie.m", "fra", "FR", "75C", "+33612345678", { city: "Paris" }),
     ],
   ];
+  const customerCallers = new Map<string, Caller>();
   for (const [caller, input] of customers) {
     const ctx = { ...runtime, caller };
     const added = await addProfile(ctx, input);
+    customerCallers.set(input.email, {
+      personId: asPersonId(added.personId),
+      role: "person",
+      ...membership(caller.whiteLabelSiteId, caller.geoSiteId),
+      platformId: null,
+    });
     const key = await createKey(runtime, { personId: added.personId, comment: "demo" });
     people.push({
       role: "person",
@@ -144,8 +164,52 @@ export async function seedDemo(runtime: Runtime): Promise<DemoOutcome> {
       });
     }
   }
+  const alpineCreator = as(alpineAdmin, "whitelabel-admin", alpine.id, geo.id);
+  const harborCreator = as(harborAdmin, "whitelabel-admin", harbor.id, null);
+  const plans: (Omit<DemoTrader, "owner"> & { ownerEmail: string })[] = [
+    {
+      name: "Alpine Momentum",
+      ownerEmail: "annam@mail.demo.example",
+      creator: alpineCreator,
+      isPublic: true,
+      startingCapital: 100_000,
+      symbols: ["AAPL", "MSFT", "NVDA"],
+      size: [20, 100],
+      brackets: false,
+      shorts: false,
+    },
+    {
+      name: "Harbor FX Swing",
+      ownerEmail: "jcarter@mail.demo.example",
+      creator: harborCreator,
+      isPublic: true,
+      startingCapital: 50_000,
+      symbols: ["EURUSD", "GBPUSD"],
+      size: [10_000, 50_000],
+      brackets: false,
+      shorts: true,
+    },
+    {
+      name: "Index Brackets",
+      ownerEmail: "meichen@mail.demo.example",
+      creator: harborCreator,
+      isPublic: false,
+      startingCapital: 250_000,
+      symbols: ["SPY", "QQQ"],
+      size: [10, 50],
+      brackets: true,
+      shorts: true,
+    },
+  ];
+  const traders = plans.map((plan) => ({ ...plan, owner: customerCallers.get(plan.ownerEmail) as Caller }));
+  const strategyIds = await tradeDemoHistory(runtime, traders, runtime.clock.nowMs());
   return {
     kind: "created",
+    strategies: traders.map((trader, i) => ({
+      id: strategyIds[i] as number,
+      name: trader.name,
+      ownerEmail: trader.ownerEmail,
+    })),
     sites: [
       { id: geo.id, kind: "geo", name: "Demo Europe" },
       { id: alpine.id, kind: "whitelabel", name: "Alpine Brokerage" },
@@ -187,5 +251,8 @@ export function describeDemo(outcome: DemoOutcome): string {
   const people = outcome.people
     .map((p) => `  ${String(p.personId).padStart(3)}  ${p.role.padEnd(16)}  ${p.email.padEnd(32)}  ${p.accessKey}`)
     .join("\n");
-  return `Demo data created.\n\nSites:\n${sites}\n\nPeople (person id, role, email, access key):\n${people}\n`;
+  const strategies = outcome.strategies
+    .map((s) => `  strategy ${s.id}  ${s.name.padEnd(18)}  owned by ${s.ownerEmail}`)
+    .join("\n");
+  return `Demo data created.\n\nSites:\n${sites}\n\nPeople (person id, role, email, access key):\n${people}\n\nStrategies, with a year of trading history:\n${strategies}\n`;
 }

@@ -85,6 +85,41 @@ for (const backend of BACKENDS) {
       assert.equal(kyc.json.Results[0].PhotoId1Title, "Passport");
     });
 
+    test("three strategies carry a year of trading history made by the engine", async () => {
+      assert.deepEqual(
+        demo.Strategies.map((s: { Name: string }) => s.Name),
+        ["Alpine Momentum", "Harbor FX Swing", "Index Brackets"],
+      );
+      const anyone = keyOf("admin@demo.example");
+      for (const strategy of demo.Strategies as { Id: number; Name: string; OwnerEmail: string }[]) {
+        const owner = keyOf(strategy.OwnerEmail);
+        const details = await service.call("GEN", "GET", "/Strategies/GetStrategyDetails", {
+          key: owner,
+          query: { StrategyId: String(strategy.Id) },
+        });
+        assert.equal(details.status, 200, details.text);
+        const d = details.json.Results[0];
+        assert.ok(d.NumTrades > 10, `${strategy.Name}: ${d.NumTrades} trades`);
+        assert.ok(d.NumMonths >= 12, `${strategy.Name}: ${d.NumMonths} months`);
+        assert.equal(d.ReturnLabel, "Annualized");
+        assert.notEqual(d.Sharpe, null);
+        const daily = await service.call("GEN", "GET", "/Strategies/GetStrategyHistoricalDailyEquity", {
+          key: anyone,
+          query: { StrategyId: String(strategy.Id) },
+        });
+        assert.ok(daily.json.Results[0].MonthlyResults.length >= 248, `${strategy.Name}: a mark per trading day`);
+      }
+      const brackets = (demo.Strategies as { Id: number; Name: string }[]).find((s) => s.Name === "Index Brackets");
+      const exits = await service.storage.db
+        .selectFrom("orders")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("strategy_id", "=", brackets?.Id as number)
+        .where("signal_type", "in", [4, 5])
+        .where("status", "=", "Filled")
+        .executeTakeFirstOrThrow();
+      assert.ok(Number(exits.n) > 0, "profit targets and stop losses filled through the fill step");
+    });
+
     test("a second run refuses to touch a database that holds data", async () => {
       const again = await runCli(childEnv(fresh.env), ["demo", "--json"]);
       assert.equal(again.code, 1);
