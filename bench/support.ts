@@ -13,6 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Result } from "autocannon";
+import pg from "pg";
 
 export const HOST = "127.0.0.1";
 export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -257,6 +258,44 @@ export async function stopChild(child: ChildProcess): Promise<void> {
     }
   }
   children.delete(child);
+}
+
+/** Runs `work` on a connection of its own to a PostgreSQL server (DATABASE_URL). */
+export async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Registers a PostgreSQL schema to be dropped (with cascade) at cleanup, whatever
+ * happens next, and answers a function that drops it now. `create` makes it
+ * first; otherwise whoever uses it creates it (openStorage does).
+ */
+export async function schemaOfOurOwn(url: string, name: string, create: boolean): Promise<() => Promise<void>> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid schema name ${name}`);
+  const drop = onCleanup(`drop schema ${name}`, async () => {
+    await withPg(url, (client) => client.query(`drop schema if exists ${name} cascade`));
+    progress(`dropped schema ${name}`);
+  });
+  if (create) await withPg(url, (client) => client.query(`create schema ${name}`));
+  return drop;
+}
+
+/** A small seeded generator (mulberry32) answering numbers in [0, 1): the same seed, the same data. */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }
 
 /** Idempotent: runs once whether reached by the normal end, an error or a signal. */
