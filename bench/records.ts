@@ -25,8 +25,26 @@ import { performance } from "node:perf_hooks";
 import type { Result } from "autocannon";
 import autocannon from "autocannon";
 import { ControllableClock } from "../src/core/clock.js";
-import { commission, commissionPlan } from "../src/core/commissions.js";
-import { add, type Decimal, decimal, formatDecimal, fromInteger, mul, neg, sub, ZERO } from "../src/core/decimal.js";
+import {
+  addCommissions,
+  commission,
+  commissionPlan,
+  commissionsByPlan,
+  type PlanCommissions,
+  planCommissionsText,
+} from "../src/core/commissions.js";
+import {
+  add,
+  type Decimal,
+  decimal,
+  formatDecimal,
+  fromInteger,
+  mul,
+  neg,
+  ONE,
+  sub,
+  ZERO,
+} from "../src/core/decimal.js";
 import { fold } from "../src/core/search.js";
 import { currentOrNextSession, type TradingSession, US_EQUITIES } from "../src/core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../src/core/symbols/instrument.js";
@@ -140,6 +158,7 @@ interface MarkPlan {
   readonly cash: string;
   readonly exposure: string;
   readonly commissions_paid: string;
+  readonly plan_commissions: string;
   readonly benchmark: string;
 }
 
@@ -156,6 +175,10 @@ interface History {
   readonly marks: readonly MarkPlan[];
   readonly cash: Decimal;
   readonly commissionsPaid: Decimal;
+  /** The Default commissions above, and what the fills would cost under every plan. */
+  readonly planCommissions: PlanCommissions;
+  /** Per trade: what its opening and closing fill would cost under every plan. */
+  readonly planFees: readonly (readonly [PlanCommissions, PlanCommissions])[];
   readonly instruments: readonly Instrument[];
 }
 
@@ -286,10 +309,20 @@ function buildHistory(): History {
       commission(plan, instrument, quantity, price(trade.closePrice)),
     ] as const;
   });
+  // What each trade's opening and closing fill would cost under every plan.
+  const planFees = trades.map((trade) => {
+    const instrument = instruments[trade.stock] as Instrument;
+    const quantity = fromInteger(trade.quantity);
+    return [
+      commissionsByPlan(instrument, quantity, price(trade.openPrice), ONE),
+      commissionsByPlan(instrument, quantity, price(trade.closePrice), ONE),
+    ] as const;
+  });
 
   // The model account through time: cash, open positions at cost, commissions; a mark at each close.
   let cash = fromInteger(STARTING_CAPITAL);
   let paid = ZERO;
+  let paidByPlan: PlanCommissions = {};
   const open = new Map<number, TradePlan>();
   const maeEquity: (Decimal | null)[] = trades.map(() => null);
   const marks: MarkPlan[] = [];
@@ -313,6 +346,10 @@ function buildHistory(): History {
       const buys = (trade.side === "buy") === fill.opening;
       cash = sub(add(cash, buys ? neg(notional) : notional), fee);
       paid = add(paid, fee);
+      paidByPlan = addCommissions(
+        paidByPlan,
+        (planFees[fill.trade] as readonly [PlanCommissions, PlanCommissions])[fill.opening ? 0 : 1],
+      );
       if (fill.opening) {
         open.set(fill.trade, trade);
         if (trade.worstPrice !== null) {
@@ -332,11 +369,24 @@ function buildHistory(): History {
       cash: formatDecimal(cash),
       exposure: formatDecimal(exposure),
       commissions_paid: formatDecimal(paid),
+      plan_commissions: planCommissionsText(paidByPlan),
       benchmark: formatDecimal(price(spy[d] as number)),
     });
   });
   if (f !== fills.length || open.size !== 0) throw new Error("trades left open at the end of the record");
-  return { sessions, trades, fills, fees, maeEquity, marks, cash, commissionsPaid: paid, instruments };
+  return {
+    sessions,
+    trades,
+    fills,
+    fees,
+    planFees,
+    maeEquity,
+    marks,
+    cash,
+    commissionsPaid: paid,
+    planCommissions: paidByPlan,
+    instruments,
+  };
 }
 
 /** The open loss at the worst price, in dollars (negative), or null. */
@@ -388,6 +438,7 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
       starting_capital: String(STARTING_CAPITAL),
       cash: formatDecimal(history.cash),
       commissions_paid: formatDecimal(history.commissionsPaid),
+      plan_commissions: planCommissionsText(history.planCommissions),
       short_description: "Large US stocks, intraday and overnight, long and short.",
       long_description: "Trades ten large US stocks flat to flat, mostly within the day, some over a night or two.",
       pending_short_description: null,
@@ -426,6 +477,9 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
             close_notional: formatDecimal(mul(quantity, price(trade.closePrice))),
             realized: formatDecimal(realizedOf(trade)),
             commission: formatDecimal(add(openFee, closeFee)),
+            plan_commissions: planCommissionsText(
+              addCommissions(...(history.planFees[batch + i] as readonly [PlanCommissions, PlanCommissions])),
+            ),
             evaluated_at: trade.closeAtMs,
             mae_amount: mae === null ? null : formatDecimal(mae),
             mae_worst_price: trade.worstPrice === null ? null : formatDecimal(price(trade.worstPrice)),

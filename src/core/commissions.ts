@@ -1,4 +1,4 @@
-import { compare, type Decimal, decimal, max, min, mul, round, ZERO } from "./decimal.js";
+import { add, compare, type Decimal, decimal, formatDecimal, max, min, mul, round, ZERO } from "./decimal.js";
 import type { Instrument } from "./symbols/instrument.js";
 
 /**
@@ -69,4 +69,36 @@ export function commission(plan: CommissionPlan, instrument: Instrument, quantit
     amount = min(amount, mul(value, r.maximumShareOfValue));
   }
   return compare(amount, ZERO) <= 0 ? ZERO : round(amount, 2);
+}
+
+/** Dollar commissions by plan name: a fill's under every plan, or their running totals. */
+export type PlanCommissions = Readonly<Record<string, Decimal>>;
+
+/** The commission of one fill under every plan, in dollars to the cent. */
+export function commissionsByPlan(
+  instrument: Instrument,
+  quantity: Decimal,
+  price: Decimal,
+  usdRate: Decimal,
+): Record<string, Decimal> {
+  const fees: Record<string, Decimal> = {};
+  for (const plan of COMMISSION_PLANS)
+    fees[plan.name] = round(mul(commission(plan, instrument, quantity, price), usdRate), 2);
+  return fees;
+}
+
+/** Running totals plus one fill's commissions. */
+export function addCommissions(totals: PlanCommissions, fees: PlanCommissions): PlanCommissions {
+  const sum: Record<string, Decimal> = { ...totals };
+  for (const [name, fee] of Object.entries(fees)) sum[name] = add(sum[name] ?? ZERO, fee);
+  return sum;
+}
+
+/** As stored: {"Default": "12.5", ...}. */
+export const planCommissionsText = (totals: PlanCommissions): string =>
+  JSON.stringify(Object.fromEntries(Object.entries(totals).map(([name, fee]) => [name, formatDecimal(fee)])));
+
+export function planCommissionsOf(text: string): PlanCommissions {
+  const parsed = JSON.parse(text) as Record<string, string>;
+  return Object.fromEntries(Object.entries(parsed).map(([name, fee]) => [name, decimal(fee)]));
 }

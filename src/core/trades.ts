@@ -1,3 +1,4 @@
+import type { PlanCommissions } from "./commissions.js";
 import { add, compare, type Decimal, div, mul, round, sub, ZERO } from "./decimal.js";
 import type { Side } from "./fills.js";
 import { averagePrice, openProfit, type Position } from "./positions.js";
@@ -41,6 +42,8 @@ export interface TradeRecord {
   readonly realized: Decimal;
   /** Commissions the model account paid on the trade's fills, in dollars. */
   readonly commission: Decimal;
+  /** The commissions the trade's fills would cost under each plan, in dollars. */
+  readonly planCommissions: PlanCommissions;
   readonly excursion: Excursion | null;
   /** When the excursion was last evaluated (MaxDrawdown_DateCalculated). */
   readonly evaluatedAtMs: number;
@@ -67,6 +70,7 @@ export function openTrade(
     closeNotional: ZERO,
     realized: ZERO,
     commission: fee,
+    planCommissions: {},
     excursion: null,
     evaluatedAtMs: nowMs,
   };

@@ -1,8 +1,8 @@
-import { type CommissionPlan, commission, commissionPlan } from "../core/commissions.js";
-import { add, type Decimal, decimal, mul, round, sub, ZERO } from "../core/decimal.js";
+import { type CommissionPlan, commissionPlan } from "../core/commissions.js";
+import { type Decimal, sub, ZERO } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { TradeRecord } from "../core/trades.js";
-import { instrumentOf, tradeOfRow } from "../store/trading-state.js";
+import { tradeOfRow } from "../store/trading-state.js";
 import type { RequestContext } from "./runtime.js";
 import { mayTrade } from "./trading.js";
 
@@ -61,31 +61,9 @@ export async function closedTrades(
   if (window.startMs !== undefined) query = query.where("closed_at", ">=", window.startMs);
   if (window.endMs !== undefined) query = query.where("closed_at", "<", window.endMs);
   const rows = await query.orderBy("closed_at").orderBy("id").execute();
-  if (rows.length === 0) return [];
-  const fees = new Map<number, Decimal>();
-  const fills = await ctx.storage.db
-    .selectFrom("fills")
-    .select(["trade_id", "symbol", "symbol_type", "quantity", "price", "usd_rate"])
-    .where("strategy_id", "=", strategyId)
-    .where(
-      "trade_id",
-      "in",
-      rows.map((row) => row.id),
-    )
-    .execute();
-  for (const fill of fills) {
-    const fee = round(
-      mul(
-        commission(plan, instrumentOf(fill.symbol, fill.symbol_type), decimal(fill.quantity), decimal(fill.price)),
-        decimal(fill.usd_rate),
-      ),
-      2,
-    );
-    fees.set(fill.trade_id as number, add(fees.get(fill.trade_id as number) ?? ZERO, fee));
-  }
   return rows.map((row) => {
     const trade = tradeOfRow(row);
-    const fee = fees.get(row.id) ?? ZERO;
+    const fee = trade.planCommissions[plan.name] ?? ZERO;
     return { trade, commission: fee, profit: sub(trade.realized, fee) };
   });
 }

@@ -49,7 +49,7 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
     // Nothing trades while the clock passes these closes: the accounts as they stand now are theirs.
     const strategies = await tx
       .selectFrom("strategies")
-      .select(["id", "cash", "commissions_paid", "created_at"])
+      .select(["id", "cash", "commissions_paid", "plan_commissions", "created_at"])
       .where("is_alive", "=", 1)
       .where("created_at", "<", closes[closes.length - 1] as number)
       .execute();
@@ -81,7 +81,13 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
 function marksAt(
   runtime: TradingRuntime,
   closeMs: number,
-  strategies: readonly { id: number; cash: string; commissions_paid: string; created_at: number }[],
+  strategies: readonly {
+    id: number;
+    cash: string;
+    commissions_paid: string;
+    plan_commissions: string;
+    created_at: number;
+  }[],
   held: ReadonlyMap<number, readonly { instrument: Instrument; position: Position }[]>,
 ) {
   const view = marketViewAt(runtime.market, closeMs);
@@ -102,6 +108,7 @@ function marksAt(
         cash: strategy.cash,
         exposure: formatDecimal(exposureOf(marked)),
         commissions_paid: strategy.commissions_paid,
+        plan_commissions: strategy.plan_commissions,
         benchmark: formatDecimal(benchmark),
       };
     });

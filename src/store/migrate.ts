@@ -6,6 +6,7 @@ import { ordersMigration } from "./migrations/0004_orders.js";
 import { tradesMigration } from "./migrations/0005_trades.js";
 import { equityMigration } from "./migrations/0006_equity.js";
 import { discoveryMigration } from "./migrations/0007_discovery.js";
+import { planCommissionsMigration } from "./migrations/0008_plan_commissions.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -19,6 +20,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0005_trades": tradesMigration(storage.backend),
     "0006_equity": equityMigration(),
     "0007_discovery": discoveryMigration(),
+    "0008_plan_commissions": planCommissionsMigration(),
   };
 }
 

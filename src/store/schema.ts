@@ -180,6 +180,8 @@ export interface StrategiesTable {
   commissions_paid: Generated<string>;
   /** The name folded to lower case, for case-insensitive search. */
   name_folded: string | null;
+  /** Running totals of what the fills would cost under each plan: {"Institutional": "1.05", ...}. */
+  plan_commissions: Generated<string>;
 }
 
 export interface OcaGroupsTable {
@@ -280,6 +282,8 @@ export interface TradesTable {
   mae_equity: string | null;
   mae_entry_price: string | null;
   mae_open_quantity: string | null;
+  /** What the trade's fills would cost under each plan. */
+  plan_commissions: Generated<string>;
 }
 
 /** A strategy's model account at an NYSE close. Money in dollars, exact decimal text. */
@@ -296,6 +300,8 @@ export interface EquityMarksTable {
   commissions_paid: string;
   /** The S&P 500 proxy's price at the close; 0 when no quote was known. */
   benchmark: string;
+  /** The strategy's commissions under each plan up to the mark. */
+  plan_commissions: Generated<string>;
 }
 
 /** The curated leaderboard: service admins rank public strategies. */

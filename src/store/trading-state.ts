@@ -1,4 +1,5 @@
-import { sql } from "kysely";
+import { type Selectable, sql } from "kysely";
+import { addCommissions, planCommissionsOf, planCommissionsText } from "../core/commissions.js";
 import { add, type Decimal, decimal, formatDecimal, ZERO } from "../core/decimal.js";
 import type { BookOrder } from "../core/orders/book.js";
 import type { FillRecord, HeldPosition, TradingState } from "../core/orders/execution.js";
@@ -18,7 +19,12 @@ import type { Tx } from "./transaction.js";
 export type StrategyRow = Pick<
   StrategiesTable,
   "name" | "owner_person_id" | "white_label_site_id" | "cash" | "starting_capital" | "is_private"
-> & { readonly id: number; readonly trading_version: number; readonly commissions_paid: string };
+> & {
+  readonly id: number;
+  readonly trading_version: number;
+  readonly commissions_paid: string;
+  readonly plan_commissions: string;
+};
 
 export type OrderRow = Omit<
   OrdersTable,
@@ -66,6 +72,7 @@ export const STRATEGY_COLUMNS = [
   "is_private",
   "trading_version",
   "commissions_paid",
+  "plan_commissions",
 ] as const;
 
 /**
@@ -108,7 +115,7 @@ const bookOrderOf = (row: OrderRow): BookOrder => ({
   parkedUntilMs: row.parked_until,
 });
 
-type TradeRow = Omit<TradesTable, "id"> & { readonly id: number };
+type TradeRow = Selectable<TradesTable>;
 
 export function tradeOfRow(row: TradeRow): TradeRecord {
   const excursion =
@@ -136,6 +143,7 @@ export function tradeOfRow(row: TradeRow): TradeRecord {
     commission: decimal(row.commission),
     excursion,
     evaluatedAtMs: row.evaluated_at,
+    planCommissions: planCommissionsOf(row.plan_commissions),
   };
 }
 
@@ -157,6 +165,7 @@ function tradeValues(trade: TradeRecord) {
     mae_equity: text(mae?.equity ?? null),
     mae_entry_price: text(mae?.entryPrice ?? null),
     mae_open_quantity: text(mae?.openQuantity ?? null),
+    plan_commissions: planCommissionsText(trade.planCommissions),
   };
 }
 
@@ -377,12 +386,19 @@ export async function saveTradingState(
     if (!before.terms.has(id)) traded[TRADES_COLUMNS[terms.instrument.symbolType]] = 1;
   }
   const commissions = fills.reduce((sum, fill) => add(sum, fill.commission), ZERO);
+  const planTotals = fills.reduce(
+    (totals, fill) => addCommissions(totals, fill.planCommissions),
+    planCommissionsOf(strategy.plan_commissions),
+  );
   await tx
     .updateTable("strategies")
     .set({
       ...(after.cash !== before.cash ? { cash: formatDecimal(after.cash) } : {}),
       ...(fills.length > 0
-        ? { commissions_paid: formatDecimal(add(decimal(strategy.commissions_paid), commissions)) }
+        ? {
+            commissions_paid: formatDecimal(add(decimal(strategy.commissions_paid), commissions)),
+            plan_commissions: planCommissionsText(planTotals),
+          }
         : {}),
       ...traded,
       trading_version: version,

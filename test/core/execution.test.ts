@@ -175,6 +175,8 @@ test("a market buy fills at the ask; the fill moves the position and pays notion
       positionAfter: d("100"),
       tradeKey: -1,
       atMs: NOW,
+      // 100 shares: Default $1 (the $0.50 is below the minimum), Institutional $0.35 (its minimum), None 0.
+      planCommissions: { Default: d("1"), Institutional: d("0.35"), None: ZERO },
     },
   ]);
   assert.equal(status(result.state, 1), "Filled");

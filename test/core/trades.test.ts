@@ -150,6 +150,7 @@ test("openTrade: one fill opens a trade with its quantity, notional and fee, not
     closeNotional: ZERO,
     realized: ZERO,
     commission: d("1"),
+    planCommissions: {},
     excursion: null,
     evaluatedAtMs: NOW,
   });

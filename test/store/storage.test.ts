@@ -22,6 +22,7 @@ for (const backend of BACKENDS) {
         "0005_trades",
         "0006_equity",
         "0007_discovery",
+        "0008_plan_commissions",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -83,6 +84,7 @@ for (const backend of BACKENDS) {
           "0005_trades",
           "0006_equity",
           "0007_discovery",
+          "0008_plan_commissions",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

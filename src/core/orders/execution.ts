@@ -1,5 +1,11 @@
 import { cashOfFill, markPositions, summarize } from "../account.js";
-import { type CommissionPlan, commission } from "../commissions.js";
+import {
+  addCommissions,
+  type CommissionPlan,
+  commission,
+  commissionsByPlan,
+  type PlanCommissions,
+} from "../commissions.js";
 import { abs, add, compare, type Decimal, isZero, min, mul, round, sign, sub, ZERO } from "../decimal.js";
 import { fillAgainst, type Quote, type Side } from "../fills.js";
 import type { MarketView } from "../market/view.js";
@@ -61,6 +67,8 @@ export interface FillRecord {
   readonly atMs: number;
   /** The trade the fill belongs to. */
   readonly tradeKey: number;
+  /** What the fill costs under each plan (the model account's own plan: what it paid). */
+  readonly planCommissions: PlanCommissions;
 }
 
 export interface Advanced {
@@ -206,7 +214,7 @@ function settle(
 ): { state: TradingState; fills: FillRecord[] } {
   const fee = round(mul(commission(plan, terms.instrument, quantity, price), usdRate), 2);
   const held = state.positions.get(terms.instrument.fullSymbol)?.position.quantity ?? ZERO;
-  const part = { terms, orderId, price, usdRate, market, nowMs };
+  const part = { terms, orderId, price, usdRate, market, plan, nowMs };
   if (closingSide(held) === terms.side && compare(quantity, abs(held)) > 0) {
     const [closeFee, openFee] = splitFee(fee, abs(held), quantity);
     const closing = settlePart(state, { ...part, quantity: abs(held), fee: closeFee });
@@ -225,6 +233,7 @@ interface FillPart {
   readonly fee: Decimal;
   readonly usdRate: Decimal;
   readonly market: MarketView;
+  readonly plan: CommissionPlan;
   readonly nowMs: number;
 }
 
@@ -251,6 +260,8 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
         ? addToTrade(observed, quantity, price, fee)
         : reduceTrade(observed, quantity, price, realized, fee, isZero(after), nowMs);
   }
+  const planCommissions = { ...commissionsByPlan(instrument, quantity, price, usdRate), [part.plan.name]: fee };
+  trade = { ...trade, planCommissions: addCommissions(trade.planCommissions, planCommissions) };
   const positions = new Map(state.positions);
   if (isZero(after)) positions.delete(instrument.fullSymbol);
   else {
@@ -276,6 +287,7 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
       positionAfter: after,
       atMs: nowMs,
       tradeKey: trade.key,
+      planCommissions,
     },
   };
 }
