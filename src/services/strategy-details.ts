@@ -2,6 +2,7 @@ import { type AccountSummary, markPositions, summarize } from "../core/account.j
 import { type Decimal, decimal, sub } from "../core/decimal.js";
 import { type StrategyStatistics, strategyStatistics, type TradeSummary } from "../core/statistics.js";
 import type { SecurityType } from "../core/symbols/instrument.js";
+import type { Storage } from "../store/storage.js";
 import { instrumentOf } from "../store/trading-state.js";
 import type { viewableStrategy } from "./closed-trades.js";
 import { equitySeries } from "./equity.js";
@@ -30,19 +31,34 @@ const SECURITY_TYPES: Readonly<Record<string, SecurityType>> = {
   forex: "FOR",
 };
 
-export async function strategyDetails(
-  ctx: RequestContext & TradingRuntime,
-  strategyId: number,
-): Promise<StrategyDetails> {
-  const series = await equitySeries(ctx, strategyId, "Default");
-  const { strategy } = series;
+/** What a strategy's fills and closed trades say, which changes only when it trades. */
+interface TradingRecord {
+  readonly closed: readonly TradeSummary[];
+  readonly latestFillAtMs: number | null;
+  readonly primarySecurityTypes: readonly SecurityType[];
+}
+
+/**
+ * Trading records by storage, strategy and trading version: a strategy's version counts
+ * its trading transactions (in storage, so every process sees a change), and a
+ * record is reused only at the version it was read at.
+ */
+const recordsByStorage = new WeakMap<
+  Storage,
+  Map<number, { readonly version: number; readonly record: TradingRecord }>
+>();
+const RECORDS_KEPT = 200;
+
+async function tradingRecord(ctx: RequestContext, strategyId: number, version: number): Promise<TradingRecord> {
+  let records = recordsByStorage.get(ctx.storage);
+  if (!records) {
+    records = new Map();
+    recordsByStorage.set(ctx.storage, records);
+  }
+  const kept = records.get(strategyId);
+  if (kept?.version === version) return kept.record;
   const db = ctx.storage.db;
-  const [owner, trades, fillKinds, positions] = await Promise.all([
-    db
-      .selectFrom("persons")
-      .select(["alias", "first_name", "last_name"])
-      .where("id", "=", strategy.owner_person_id)
-      .executeTakeFirst(),
+  const [trades, fillKinds] = await Promise.all([
     db
       .selectFrom("trades")
       .select(["opened_at", "closed_at", "realized", "commission"])
@@ -60,26 +76,51 @@ export async function strategyDetails(
       .where("strategy_id", "=", strategyId)
       .groupBy("symbol_type")
       .execute(),
+  ]);
+  const record: TradingRecord = {
+    closed: trades.map((trade) => ({
+      openedAtMs: trade.opened_at,
+      closedAtMs: trade.closed_at as number,
+      profit: sub(decimal(trade.realized), decimal(trade.commission)),
+    })),
+    latestFillAtMs: fillKinds.reduce<number | null>((max, kind) => {
+      const at = kind.latest === null ? null : Number(kind.latest);
+      return at !== null && (max === null || at > max) ? at : max;
+    }, null),
+    primarySecurityTypes: [...fillKinds]
+      .sort((a, b) => Number(b.fills) - Number(a.fills))
+      .map((kind) => SECURITY_TYPES[kind.symbol_type] as SecurityType),
+  };
+  if (records.size >= RECORDS_KEPT) records.delete(records.keys().next().value as number);
+  records.set(strategyId, { version, record });
+  return record;
+}
+
+export async function strategyDetails(
+  ctx: RequestContext & TradingRuntime,
+  strategyId: number,
+): Promise<StrategyDetails> {
+  const series = await equitySeries(ctx, strategyId, "Default");
+  const { strategy } = series;
+  const db = ctx.storage.db;
+  const [owner, record, positions] = await Promise.all([
+    db
+      .selectFrom("persons")
+      .select(["alias", "first_name", "last_name"])
+      .where("id", "=", strategy.owner_person_id)
+      .executeTakeFirst(),
+    tradingRecord(ctx, strategyId, strategy.trading_version),
     db.selectFrom("positions").selectAll().where("strategy_id", "=", strategyId).execute(),
   ]);
   const nowMs = ctx.clock.nowMs();
-  const closed: TradeSummary[] = trades.map((trade) => ({
-    openedAtMs: trade.opened_at,
-    closedAtMs: trade.closed_at as number,
-    profit: sub(decimal(trade.realized), decimal(trade.commission)),
-  }));
-  const latest = fillKinds.reduce<number | null>((max, kind) => {
-    const at = kind.latest === null ? null : Number(kind.latest);
-    return at !== null && (max === null || at > max) ? at : max;
-  }, null);
   const startingCash: Decimal = decimal(strategy.starting_capital);
   const statistics = strategyStatistics({
     startingCash,
     createdAtMs: strategy.created_at,
     nowMs,
     marks: series.marks,
-    closedTrades: closed,
-    latestTradeAtMs: latest,
+    closedTrades: record.closed,
+    latestTradeAtMs: record.latestFillAtMs,
   });
   const account = summarize(
     decimal(strategy.cash),
@@ -92,8 +133,5 @@ export async function strategyDetails(
     ),
   );
   const ownerName = owner ? (owner.alias ?? `${owner.first_name} ${owner.last_name.slice(0, 1)}.`) : "";
-  const primarySecurityTypes = [...fillKinds]
-    .sort((a, b) => Number(b.fills) - Number(a.fills))
-    .map((kind) => SECURITY_TYPES[kind.symbol_type] as SecurityType);
-  return { strategy, ownerName, account, statistics, primarySecurityTypes };
+  return { strategy, ownerName, account, statistics, primarySecurityTypes: record.primarySecurityTypes };
 }

@@ -44,6 +44,8 @@ for (const backend of BACKENDS) {
       await setClock(service, "2026-03-10T21:00:00Z");
       await setQuote(service, "TSLA", 310, 310.1);
       await setClock(service, "2026-03-11T14:00:00Z");
+      const before = await details(strategyId);
+      assert.equal(before.json.Results[0].NumTrades, 0, "the trade is still open");
       await placed(service, key, stockOrder(strategyId, "TSLA", "sell", 10));
       await setClock(service, "2026-03-11T21:00:00Z");
       const r = await details(strategyId);
