@@ -78,7 +78,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     WL: await buildV4Server("WL", v4),
     GEN: await buildV4Server("GEN", v4),
     GEO: await buildV4Server("GEO", v4),
-    LEGACY: await buildLegacyServer({ runtime, logger, commands: LEGACY_COMMANDS, sessions }),
+    LEGACY: await buildLegacyServer({ runtime, logger, commands: LEGACY_COMMANDS, sessions, market, fillLoop }),
   };
   return {
     runtime,

@@ -44,6 +44,10 @@ export interface OrderInput {
   readonly parkedUntilMs?: number | undefined;
   readonly doNotCreateOcaGroup?: boolean | undefined;
   readonly doNotSyncToOpen?: boolean | undefined;
+  /** The legacy API's caller-chosen signalid: unique per strategy across all time. */
+  readonly localSignalId?: string | undefined;
+  /** The legacy API's caller-chosen id for the exits' OCA group: unique per strategy, never a signal's id. */
+  readonly localOcaId?: string | undefined;
 }
 
 /** The SignalId result. */
@@ -159,6 +163,7 @@ async function place(
       parkedUntilMs,
       doNotCreateOca: input.doNotCreateOcaGroup === true,
       doNotSyncToOpen: input.doNotSyncToOpen === true,
+      localSignalId: input.localSignalId ?? null,
     },
     nowMs,
   );
@@ -182,7 +187,8 @@ async function place(
       );
   const exits = exitTermsOf(terms);
   const both = exits.profitTarget !== null && exits.stopLoss !== null;
-  const ocaGroup = both && input.doNotCreateOcaGroup !== true ? await newOcaGroup(tx, strategy.id) : null;
+  const ocaGroup =
+    both && input.doNotCreateOcaGroup !== true ? await newOcaGroup(tx, strategy.id, input.localOcaId ?? null) : null;
   const exitIds: { profitTarget: number | null; stopLoss: number | null } = { profitTarget: null, stopLoss: null };
   for (const kind of ["profitTarget", "stopLoss"] as const) {
     const exit = exits[kind];
@@ -285,34 +291,87 @@ function termsFor(
 const isHeldBy = (book: Book, parentId: number | null) =>
   parentId !== null && book.get(parentId)?.state.status !== "Filled";
 
+/** Refuses caller-chosen ids already used in the strategy (signal ids and OCA ids, across all time). */
+async function checkLocalIds(tx: Tx, strategyId: number, input: OrderInput): Promise<void> {
+  for (const [id, field] of [
+    [input.localSignalId, "signalid"],
+    [input.localOcaId, "ocaid"],
+  ] as const) {
+    if (id === undefined) continue;
+    const signal = await tx
+      .selectFrom("orders")
+      .select("id")
+      .where("strategy_id", "=", strategyId)
+      .where((eb) =>
+        eb.or([eb("local_signal_id", "=", id), ...(/^\d{1,15}$/.test(id) ? [eb("id", "=", Number(id))] : [])]),
+      )
+      .executeTakeFirst();
+    const group = await tx
+      .selectFrom("oca_groups")
+      .select("id")
+      .where("strategy_id", "=", strategyId)
+      .where("local_id", "=", id)
+      .executeTakeFirst();
+    if (signal || group) {
+      throw refuse("AlreadyExists", { field, message: `${id} is already used in this strategy as a signal or OCA id` });
+    }
+  }
+}
+
+/** Places one order (with its exits) in a locked strategy. */
+async function placeStep(
+  tx: Tx,
+  strategy: StrategyRow,
+  loaded: TradingState,
+  input: OrderInput,
+  nowMs: number,
+  market: MarketView,
+) {
+  let state = loaded;
+  await checkLocalIds(tx, strategy.id, input);
+  const parentId = input.parentSignalId ?? null;
+  if (parentId !== null) {
+    state = await ensureLoaded(tx, state, strategy.id, parentId, `${signalField}.ParentSignalId`);
+    const parent = state.book.get(parentId);
+    if (parent && TERMINAL.has(parent.state.status) && parent.state.status !== "Filled") {
+      throw refuse("NewOrderRejected", {
+        field: `${signalField}.ParentSignalId`,
+        message: `Signal ${parentId} is ${parent.state.status} and will never fill`,
+      });
+    }
+  }
+  const terms = termsFor(input, state, parentId, nowMs);
+  checkBuyingPower(state, terms, market);
+  return place(tx, strategy, state, terms, input, { parentId, replacing: null }, nowMs);
+}
+
 /** NewStrategyOrder: places an order (with its exits); with CancelReplaceSignalId it replaces that one. */
 export async function placeOrder(ctx: TradingContext, input: OrderInput): Promise<PlacedOrder> {
   if (input.cancelReplaceSignalId !== undefined) return replaceOrder(ctx, input);
   return tradeOn(ctx, input.strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
-    let state = loaded;
-    const parentId = input.parentSignalId ?? null;
-    if (parentId !== null) {
-      state = await ensureLoaded(tx, state, strategy.id, parentId, `${signalField}.ParentSignalId`);
-      const parent = state.book.get(parentId);
-      if (parent && TERMINAL.has(parent.state.status) && parent.state.status !== "Filled") {
-        throw refuse("NewOrderRejected", {
-          field: `${signalField}.ParentSignalId`,
-          message: `Signal ${parentId} is ${parent.state.status} and will never fill`,
-        });
-      }
-    }
-    const terms = termsFor(input, state, parentId, nowMs);
-    checkBuyingPower(state, terms, marketViewAt(ctx.market, nowMs));
-    const { state: placedState, placed } = await place(
+    const { state, placed } = await placeStep(tx, strategy, loaded, input, nowMs, marketViewAt(ctx.market, nowMs));
+    return { state, result: placed };
+  });
+}
+
+/** A parent and an order conditional on it, placed together (the legacy inline conditionalUponSignal). */
+export async function placeWithParent(
+  ctx: TradingContext,
+  parent: OrderInput,
+  child: OrderInput,
+): Promise<{ readonly parent: PlacedOrder; readonly child: PlacedOrder }> {
+  return tradeOn(ctx, child.strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
+    const market = marketViewAt(ctx.market, nowMs);
+    const first = await placeStep(tx, strategy, loaded, parent, nowMs, market);
+    const second = await placeStep(
       tx,
       strategy,
-      state,
-      terms,
-      input,
-      { parentId, replacing: null },
+      first.state,
+      { ...child, parentSignalId: first.placed.signalId },
       nowMs,
+      market,
     );
-    return { state: placedState, result: placed };
+    return { state: second.state, result: { parent: first.placed, child: second.placed } };
   });
 }
 
@@ -333,6 +392,7 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
   }
   return tradeOn(ctx, input.strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
     const field = `${signalField}.CancelReplaceSignalId`;
+    await checkLocalIds(tx, strategy.id, input);
     const state = await ensureLoaded(tx, loaded, strategy.id, oldId, field);
     const old = state.book.get(oldId);
     const oldTerms = state.terms.get(oldId);

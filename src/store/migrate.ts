@@ -7,6 +7,7 @@ import { tradesMigration } from "./migrations/0005_trades.js";
 import { equityMigration } from "./migrations/0006_equity.js";
 import { discoveryMigration } from "./migrations/0007_discovery.js";
 import { planCommissionsMigration } from "./migrations/0008_plan_commissions.js";
+import { localIdsMigration } from "./migrations/0009_local_ids.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -21,6 +22,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0006_equity": equityMigration(),
     "0007_discovery": discoveryMigration(),
     "0008_plan_commissions": planCommissionsMigration(),
+    "0009_local_ids": localIdsMigration(),
   };
 }
 

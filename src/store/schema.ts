@@ -187,6 +187,8 @@ export interface StrategiesTable {
 export interface OcaGroupsTable {
   id: Generated<number>;
   strategy_id: number;
+  /** The legacy API's caller-chosen ocaid, unique per strategy. */
+  local_id: string | null;
 }
 
 /** One order (signal) of a strategy. Prices and quantities are exact decimal text. */
@@ -224,6 +226,8 @@ export interface OrdersTable {
   updated_at: number;
   /** When the order reached its final status. */
   closed_at: number | null;
+  /** The legacy API's caller-chosen signalid, unique per strategy. */
+  local_signal_id: string | null;
 }
 
 export interface FillsTable {

@@ -226,6 +226,8 @@ export interface NewOrderRow {
   readonly parkedUntilMs: number | null;
   readonly doNotCreateOca: boolean;
   readonly doNotSyncToOpen: boolean;
+  /** The legacy API's caller-chosen signalid. */
+  readonly localSignalId?: string | null;
 }
 
 const text = (value: Decimal | null) => (value === null ? null : formatDecimal(value));
@@ -255,6 +257,7 @@ export async function insertOrder(tx: Tx, strategyId: number, order: NewOrderRow
       cancel_replace_id: order.cancelReplaceId,
       parked_until: order.parkedUntilMs,
       signal_type: terms.signalType,
+      local_signal_id: order.localSignalId ?? null,
       status: "PendingNew",
       posted_at: nowMs,
       updated_at: nowMs,
@@ -264,10 +267,10 @@ export async function insertOrder(tx: Tx, strategyId: number, order: NewOrderRow
   return row.id;
 }
 
-export async function newOcaGroup(tx: Tx, strategyId: number): Promise<number> {
+export async function newOcaGroup(tx: Tx, strategyId: number, localId: string | null = null): Promise<number> {
   const row = await tx
     .insertInto("oca_groups")
-    .values({ strategy_id: strategyId })
+    .values({ strategy_id: strategyId, local_id: localId })
     .returning("id")
     .executeTakeFirstOrThrow();
   return row.id;

@@ -65,6 +65,8 @@ for (const backend of BACKENDS) {
         logger: pino({ level: "silent" }),
         commands: probeCommands,
         sessions: new KeySessions(),
+        market: service.app.market,
+        fillLoop: service.app.fillLoop,
       });
     });
     after(async () => {

@@ -23,6 +23,7 @@ for (const backend of BACKENDS) {
         "0006_equity",
         "0007_discovery",
         "0008_plan_commissions",
+        "0009_local_ids",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -85,6 +86,7 @@ for (const backend of BACKENDS) {
           "0006_equity",
           "0007_discovery",
           "0008_plan_commissions",
+          "0009_local_ids",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -1,11 +1,11 @@
 import type { PlatformId } from "../../core/ids.js";
 import type { Principal } from "../../services/keys.js";
-import type { RequestContext } from "../../services/runtime.js";
+import type { TradingContext } from "../../services/trading.js";
 
 /** Legacy v3 contexts: World (own account), Private Platform (other users' accounts). */
 export type LegacyContext = "world" | "platform";
 
-export interface LegacyRequestContext extends RequestContext {
+export interface LegacyRequestContext extends TradingContext {
   readonly caller: Principal;
   readonly context: LegacyContext;
   /** The platform named in the path, in Private Platform context. */

@@ -1,6 +1,8 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import { asPlatformId } from "../../core/ids.js";
+import type { FillLoop } from "../../engine/fill-loop.js";
+import type { MarketData } from "../../engine/market-data.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
 import type { Runtime } from "../../services/runtime.js";
@@ -12,6 +14,9 @@ export interface LegacyDependencies {
   readonly logger: Logger;
   readonly commands: readonly LegacyCommand[];
   readonly sessions: KeySessions;
+  readonly market: MarketData;
+  /** Trading commands report their orders to it, as v4 operations do. */
+  readonly fillLoop: FillLoop;
 }
 
 const KEY_TITLES = {
@@ -58,7 +63,10 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       if (!command.contexts.includes(context)) {
         throw new LegacyFailure("Wrong context", `${command.name} is not available in ${context} context`);
       }
-      const result = await command.handler({ ...deps.runtime, caller, context, platformId }, fields);
+      const result = await command.handler(
+        { ...deps.runtime, market: deps.market, orderEvents: deps.fillLoop, caller, context, platformId },
+        fields,
+      );
       return send(reply, { ok: 1, ...result });
     } catch (error) {
       if (error instanceof LegacyFailure) {

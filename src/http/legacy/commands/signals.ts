@@ -1,0 +1,436 @@
+import { localParts } from "../../../core/calendar.js";
+import { parseLocalDateTime } from "../../../core/datetime.js";
+import { type Decimal, decimal, div, formatDecimal, isZero, parseDecimal } from "../../../core/decimal.js";
+import { type ErrorName, Refusal } from "../../../core/errors.js";
+import { fromServiceSymbol, type Instrument } from "../../../core/symbols/instrument.js";
+import { systemOwner } from "../../../services/legacy-access.js";
+import {
+  cancelOrder,
+  type OrderInput,
+  type PlacedOrder,
+  placeOrder,
+  placeWithParent,
+} from "../../../services/orders.js";
+import { modelAccount } from "../../../services/trading.js";
+import type { OrderRow } from "../../../store/trading-state.js";
+import { instrumentOf } from "../../../store/trading-state.js";
+import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
+
+/**
+ * The legacy signal commands (API.md 4.7), answered by the same services as
+ * the v4 order operations: a signal sent here is an order there, with the
+ * same id. Numbers go out as strings; times as New York `YYYY-MM-DD HH:MM:SS`
+ * with a `_unix` twin.
+ */
+const NEW_YORK = "America/New_York";
+const started = () => performance.now();
+const elapsed = (from: number) => `${((performance.now() - from) / 1000).toFixed(3)}`;
+
+const TITLES: Partial<Record<ErrorName, string>> = {
+  NewOrderRejected: "Signal rejected",
+  CancelRejected: "Signal could not be canceled",
+  InvalidValue: "Invalid signal",
+  MissingValue: "Invalid signal",
+  InvalidSymbol: "Invalid symbol",
+  AlreadyExists: "Id already used",
+  NotFound: "Not found",
+  Forbidden: "Unable to access this systemid",
+};
+
+/** Runs a service call, turning its refusals into the legacy error form. */
+async function service<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof Refusal)) throw error;
+    const entry = error.entries[0];
+    throw new LegacyFailure(entry ? (TITLES[entry.name] ?? "Refused") : "Refused", error.message);
+  }
+}
+
+function integerOf(value: unknown, field: string): number {
+  const text = typeof value === "number" ? String(value) : typeof value === "string" ? value.trim() : "";
+  if (!/^\d{1,15}$/.test(text) || Number(text) < 1) {
+    throw new LegacyFailure("Invalid request", `${field} must be a positive integer`);
+  }
+  return Number(text);
+}
+
+/** The system named by `systemid`, if the key reaches it, with the caller to act as. */
+export async function system(ctx: LegacyRequestContext, request: Readonly<Record<string, unknown>>) {
+  const strategyId = integerOf(request.systemid, "systemid");
+  const owner = await systemOwner(ctx, ctx.context, ctx.platformId, strategyId);
+  if (!owner)
+    throw new LegacyFailure("Unable to access this systemid", `This apikey cannot reach system ${strategyId}`);
+  return { strategyId, acting: { ...ctx, caller: owner } };
+}
+
+/** A signal of the system by its service id or its caller-chosen signalid. */
+async function signalId(ctx: LegacyRequestContext, strategyId: number, value: unknown): Promise<number> {
+  const text = typeof value === "number" ? String(value) : typeof value === "string" ? value.trim() : "";
+  if (text === "") throw new LegacyFailure("Invalid request", "signalid is required");
+  const row = await ctx.storage.db
+    .selectFrom("orders")
+    .select("id")
+    .where("strategy_id", "=", strategyId)
+    .where((eb) =>
+      eb.or([eb("local_signal_id", "=", text), ...(/^\d{1,15}$/.test(text) ? [eb("id", "=", Number(text))] : [])]),
+    )
+    .orderBy("id")
+    .executeTakeFirst();
+  if (!row) throw new LegacyFailure("Unknown signal", `System ${strategyId} has no signal ${text}`);
+  return row.id;
+}
+
+const ACTIONS: Readonly<Record<string, { side: "buy" | "sell"; openClose: "open" | "close" }>> = {
+  BTO: { side: "buy", openClose: "open" },
+  STO: { side: "sell", openClose: "open" },
+  SSHORT: { side: "sell", openClose: "open" },
+  BTC: { side: "buy", openClose: "close" },
+  STC: { side: "sell", openClose: "close" },
+};
+
+const actionOf = (side: string, openClose: string) =>
+  side === "buy" ? (openClose === "open" ? "BTO" : "BTC") : openClose === "open" ? "STO" : "STC";
+
+function price(value: unknown, field: string): Decimal | undefined {
+  if (value === undefined || value === null || value === "" || value === 0 || value === "0") return undefined;
+  const parsed = typeof value === "number" || typeof value === "string" ? parseDecimal(value) : null;
+  if (parsed === null) throw new LegacyFailure("Invalid signal", `${field} must be a price`);
+  return parsed;
+}
+
+/** The park time: parkUntilSecs (epoch seconds) or parkUntilYYYYMMDDHHMM (New York). */
+function parkedUntil(signal: Readonly<Record<string, unknown>>): number | undefined {
+  if (signal.parkUntilSecs !== undefined && signal.parkUntilSecs !== null && signal.parkUntilSecs !== "") {
+    return integerOf(signal.parkUntilSecs, "parkUntilSecs") * 1000;
+  }
+  const text = signal.parkUntilYYYYMMDDHHMM;
+  if (text === undefined || text === null || text === "") return undefined;
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(String(text).trim());
+  const parsed = m && parseLocalDateTime(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:00`, NEW_YORK);
+  if (!parsed) throw new LegacyFailure("Invalid signal", "parkUntilYYYYMMDDHHMM must be a New York YYYYMMDDHHMM time");
+  return parsed.getTime();
+}
+
+/** The order a signal object describes. */
+async function orderOf(
+  ctx: LegacyRequestContext,
+  strategyId: number,
+  raw: unknown,
+  field = "signal",
+): Promise<OrderInput & { readonly inlineParent?: OrderInput }> {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
+    throw new LegacyFailure("Invalid signal", `${field} must be an object`);
+  }
+  const signal = raw as Readonly<Record<string, unknown>>;
+  const action =
+    ACTIONS[
+      String(signal.action ?? "")
+        .trim()
+        .toUpperCase()
+    ];
+  if (!action) throw new LegacyFailure("Invalid signal", `${field}.action must be BTO, STO, SSHORT, BTC or STC`);
+  const instrument = fromServiceSymbol(String(signal.symbol ?? ""), String(signal.typeofsymbol ?? "stock"));
+  if (!instrument) {
+    throw new LegacyFailure(
+      "Invalid symbol",
+      `${String(signal.symbol)} is not a known ${String(signal.typeofsymbol ?? "stock")}`,
+    );
+  }
+  const quantity = parseDecimal(
+    typeof signal.quant === "number" || typeof signal.quant === "string" ? signal.quant : "",
+  );
+  if (quantity === null) throw new LegacyFailure("Invalid signal", `${field}.quant must be a number`);
+  const limit = price(signal.limit, `${field}.limit`);
+  const stop = price(signal.stop, `${field}.stop`);
+  if (limit !== undefined && stop !== undefined) {
+    throw new LegacyFailure("Invalid signal", "A signal is a limit, a stop or a market order, not a stop-limit");
+  }
+  const duration = String(signal.duration ?? "DAY")
+    .trim()
+    .toUpperCase();
+  if (duration !== "DAY" && duration !== "GTC")
+    throw new LegacyFailure("Invalid signal", "duration must be DAY or GTC");
+  const local = (value: unknown) =>
+    value === undefined || value === null || value === "" ? undefined : String(value).trim();
+  const xreplace = local(signal.xreplace);
+  const conditional = local(signal.conditionalupon);
+  const input: OrderInput = {
+    strategyId,
+    instrument,
+    type: limit !== undefined ? "limit" : stop !== undefined ? "stop" : "market",
+    side: action.side,
+    openClose: action.openClose,
+    tif: duration === "GTC" ? "gtc" : "day",
+    quantity,
+    limit,
+    stop,
+    profitTarget: price(signal.profittarget, `${field}.profittarget`),
+    stopLoss: price(signal.stoploss, `${field}.stoploss`),
+    doNotCreateOcaGroup:
+      xreplace !== undefined
+        ? String(signal.leave_oca_intact ?? "0") !== "1"
+        : String(signal.forcenooca ?? "0") === "1",
+    parentSignalId: conditional === undefined ? undefined : await signalId(ctx, strategyId, conditional),
+    cancelReplaceSignalId: xreplace === undefined ? undefined : await signalId(ctx, strategyId, xreplace),
+    parkedUntilMs: parkedUntil(signal),
+    localSignalId: local(signal.signalid),
+    localOcaId: local(signal.ocaid),
+  };
+  const inline = signal.conditionalUponSignal;
+  if (inline === undefined || inline === null) return input;
+  return { ...input, inlineParent: await orderOf(ctx, strategyId, inline, `${field}.conditionalUponSignal`) };
+}
+
+const text = (value: Decimal | null | undefined) => (value === null || value === undefined ? "" : formatDecimal(value));
+
+/** The echo of a submitted signal. */
+function echo(strategyId: number, input: OrderInput, placed: PlacedOrder, instrument: Instrument) {
+  return {
+    signalid: String(placed.signalId),
+    localsignalid: input.localSignalId ?? "",
+    systemid: String(strategyId),
+    action: actionOf(input.side, input.openClose ?? "open"),
+    quant: formatDecimal(input.quantity),
+    symbol: instrument.fullSymbol,
+    typeofsymbol: instrument.symbolType,
+    description: instrument.description,
+    currency: instrument.currency,
+    pointvalue: formatDecimal(instrument.multiplier),
+    duration: input.tif === "gtc" ? "GTC" : "DAY",
+    day: input.tif === "day" ? "1" : "0",
+    gtc: input.tif === "gtc" ? "1" : "0",
+    market: input.type === "market" ? "1" : "0",
+    limit: text(input.limit),
+    stop: text(input.stop),
+    profittarget: text(input.profitTarget),
+    stoploss: text(input.stopLoss),
+    profittargetsignalid: placed.profitTargetSignalId === null ? "" : String(placed.profitTargetSignalId),
+    stoplosssignalid: placed.stopLossSignalId === null ? "" : String(placed.stopLossSignalId),
+    targetocagroupid: placed.exitSignalsOcaGroupId === null ? "" : String(placed.exitSignalsOcaGroupId),
+    ocaid: input.localOcaId ?? (placed.exitSignalsOcaGroupId === null ? "" : String(placed.exitSignalsOcaGroupId)),
+    conditionalupon: input.parentSignalId === undefined ? "" : String(input.parentSignalId),
+    xreplace: input.cancelReplaceSignalId === undefined ? "" : String(input.cancelReplaceSignalId),
+    parkUntilSecs: placed.parkedUntilMs === null ? "" : String(Math.floor(placed.parkedUntilMs / 1000)),
+  };
+}
+
+/** New York wall time as the legacy API writes it. */
+export function newYorkTime(ms: number | null): { text: string; unix: string } {
+  if (ms === null) return { text: "", unix: "" };
+  const p = localParts(NEW_YORK, ms);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return {
+    text: `${p.year}-${two(p.month)}-${two(p.day)} ${two(p.hour)}:${two(p.minute)}:${two(p.second)}`,
+    unix: String(Math.floor(ms / 1000)),
+  };
+}
+
+const STATUS_WORDS: Readonly<Record<string, string>> = {
+  PendingNew: "working",
+  Working: "working",
+  PartiallyFilled: "working",
+  PendingCancel: "working",
+  PendingReplace: "working",
+  Filled: "traded",
+  Canceled: "canceled",
+  Replaced: "replaced",
+  Rejected: "rejected",
+  Expired: "expired",
+};
+
+/** A signal row of retrieveSignalsWorking / retrieveSignalsAll. */
+export function signalRow(order: OrderRow, trades: { opening: number | null; closing: number | null } | null) {
+  const instrument = instrumentOf(order.symbol, order.symbol_type);
+  const posted = newYorkTime(order.posted_at);
+  const ended = (status: string) => newYorkTime(order.status === status ? order.closed_at : null);
+  const filled = decimal(order.filled_quantity);
+  return {
+    signal_id: String(order.id),
+    localsignalid: order.local_signal_id ?? "",
+    status: STATUS_WORDS[order.status] ?? order.status,
+    symbol: instrument.fullSymbol,
+    name: instrument.description,
+    instrument: instrument.symbolType,
+    underlying: instrument.underlying ?? "",
+    strike: instrument.strike === null ? "" : formatDecimal(instrument.strike),
+    putcall: instrument.putOrCall ?? "",
+    expiration: instrument.expiry ?? "",
+    quant: order.quantity,
+    action: actionOf(order.side, order.open_close),
+    tif: order.tif.toUpperCase(),
+    isLimitOrder: order.limit_price ?? "0",
+    isMarketOrder: order.order_type === "market" ? "1" : "0",
+    isStopOrder: order.stop_price ?? "0",
+    posted_time: posted.text,
+    posted_time_unix: posted.unix,
+    ...(trades
+      ? {
+          canceled_time: ended("Canceled").text,
+          canceled_time_unix: ended("Canceled").unix,
+          expired_time: ended("Expired").text,
+          expired_time_unix: ended("Expired").unix,
+          traded_time: ended("Filled").text,
+          traded_time_unix: ended("Filled").unix,
+          traded_price: isZero(filled) ? "" : formatDecimal(div(decimal(order.filled_notional), filled)),
+          trade_id_opening: trades.opening === null ? "" : String(trades.opening),
+          trade_id_closing: trades.closing === null ? "" : String(trades.closing),
+        }
+      : {}),
+  };
+}
+
+const FILTER_COLUMNS = {
+  time_posted: "posted_at",
+  time_traded: "closed_at",
+  time_expired: "closed_at",
+  time_canceled: "closed_at",
+} as const;
+const FILTER_STATUS: Partial<Record<keyof typeof FILTER_COLUMNS, string>> = {
+  time_traded: "Filled",
+  time_expired: "Expired",
+  time_canceled: "Canceled",
+};
+
+function filterTime(value: unknown, field: string): number | undefined {
+  if (value === undefined || value === null || value === "") return undefined;
+  const parsed = parseLocalDateTime(String(value).trim().replace(" ", "T"), NEW_YORK);
+  if (!parsed) throw new LegacyFailure("Invalid request", `${field} must be YYYY-MM-DD HH:MM:SS (New York)`);
+  return parsed.getTime();
+}
+
+export const signalCommands: readonly LegacyCommand[] = [
+  {
+    name: "submitSignal",
+    contexts: ["world", "platform"],
+    async handler(ctx, request) {
+      const from = started();
+      const { strategyId, acting } = await system(ctx, request);
+      const { inlineParent, ...input } = await orderOf(ctx, strategyId, request.signal);
+      if (inlineParent) {
+        const both = await service(() => placeWithParent(acting, inlineParent, input));
+        const signal = {
+          ...echo(strategyId, { ...input, parentSignalId: both.parent.signalId }, both.child, input.instrument),
+          conditionalUponSignal: { signalid: String(both.parent.signalId) },
+        };
+        return { signal, signalid: String(both.child.signalId), elapsed_time: elapsed(from) };
+      }
+      const placed = await service(() => placeOrder(acting, input));
+      return {
+        signal: echo(strategyId, input, placed, input.instrument),
+        signalid: String(placed.signalId),
+        elapsed_time: elapsed(from),
+      };
+    },
+  },
+  {
+    name: "cancelSignal",
+    contexts: ["world", "platform"],
+    async handler(ctx, request) {
+      const from = started();
+      const { strategyId, acting } = await system(ctx, request);
+      const id = await signalId(ctx, strategyId, request.signalid);
+      const row = (await ctx.storage.db
+        .selectFrom("orders")
+        .selectAll()
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow()) as OrderRow;
+      if (row.status === "Filled") {
+        throw new LegacyFailure("Signal was traded", `Signal ${id} was traded and could not be canceled`, {
+          signal: signalRow(row, null),
+          signalid: String(id),
+          elapsed_time: elapsed(from),
+        });
+      }
+      await service(() => cancelOrder(acting, strategyId, id));
+      const after = (await ctx.storage.db
+        .selectFrom("orders")
+        .selectAll()
+        .where("id", "=", id)
+        .executeTakeFirstOrThrow()) as OrderRow;
+      return {
+        signal: signalRow(after, null),
+        signalid: String(id),
+        title: "Signal canceled",
+        message: `Signal ${id} was canceled`,
+        elapsed_time: elapsed(from),
+      };
+    },
+  },
+  {
+    name: "retrieveSignalsWorking",
+    contexts: ["world", "platform"],
+    async handler(ctx, request) {
+      const { strategyId } = await system(ctx, request);
+      const rows = (await ctx.storage.db
+        .selectFrom("orders")
+        .selectAll()
+        .where("strategy_id", "=", strategyId)
+        .where("status", "in", ["PendingNew", "Working", "PartiallyFilled", "PendingCancel", "PendingReplace"])
+        .orderBy("id")
+        .execute()) as OrderRow[];
+      return { response: rows.map((row) => signalRow(row, null)) };
+    },
+  },
+  {
+    name: "retrieveSignalsAll",
+    contexts: ["world", "platform"],
+    async handler(ctx, request) {
+      const { strategyId } = await system(ctx, request);
+      const filter = request.filter_type === undefined ? undefined : String(request.filter_type);
+      if (filter !== undefined && !(filter in FILTER_COLUMNS)) {
+        throw new LegacyFailure(
+          "Invalid request",
+          "filter_type must be time_posted, time_traded, time_expired or time_canceled",
+        );
+      }
+      let query = ctx.storage.db.selectFrom("orders").selectAll().where("strategy_id", "=", strategyId);
+      if (filter !== undefined) {
+        const key = filter as keyof typeof FILTER_COLUMNS;
+        const column = FILTER_COLUMNS[key];
+        const start = filterTime(request.filter_date_time_start, "filter_date_time_start");
+        const end = filterTime(request.filter_date_time_end, "filter_date_time_end");
+        const status = FILTER_STATUS[key];
+        if (status) query = query.where("status", "=", status);
+        if (start !== undefined) query = query.where(column, ">=", start);
+        if (end !== undefined) query = query.where(column, "<=", end);
+      }
+      const rows = (await query.orderBy("id").execute()) as OrderRow[];
+      const fills =
+        rows.length === 0
+          ? []
+          : await ctx.storage.db
+              .selectFrom("fills")
+              .select(["order_id", "trade_id"])
+              .where("strategy_id", "=", strategyId)
+              .orderBy("id")
+              .execute();
+      // A reversing fill was split: its first part closed a trade, the second opened the next.
+      const tradesOf = (row: OrderRow) => {
+        const ids = [...new Set(fills.filter((f) => f.order_id === row.id).map((f) => f.trade_id))];
+        const first = ids[0] ?? null;
+        const last = ids[ids.length - 1] ?? null;
+        return row.open_close === "close"
+          ? { opening: ids.length > 1 ? last : null, closing: first }
+          : { opening: last, closing: ids.length > 1 ? first : null };
+      };
+      return { response: rows.map((row) => signalRow(row, tradesOf(row))) };
+    },
+  },
+  {
+    name: "requestMarginEquity",
+    contexts: ["world", "platform"],
+    async handler(ctx, request) {
+      const { strategyId } = await system(ctx, request);
+      const account = await service(() => modelAccount(ctx, strategyId));
+      return {
+        buyPower: formatDecimal(account.buyingPower),
+        marginUsed: formatDecimal(account.marginUsed),
+        modelAccountValue: formatDecimal(account.equity),
+        cash: formatDecimal(account.cash),
+        systemid: String(strategyId),
+      };
+    },
+  },
+];

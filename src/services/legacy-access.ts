@@ -1,0 +1,38 @@
+import { type Caller, isServiceAdmin } from "../core/access.js";
+import type { PlatformId } from "../core/ids.js";
+import { memberOf, personsWithSites } from "./person-view.js";
+import type { RequestContext } from "./runtime.js";
+
+/**
+ * Which strategies (systems) a legacy key reaches. In World context a key
+ * reaches its own person's strategies (a service admin's, every strategy); in
+ * Private Platform context also those of the people of the platform's
+ * white-label site. A reached strategy is acted on as its owner would act.
+ */
+export async function systemOwner(
+  ctx: RequestContext,
+  context: "world" | "platform",
+  platformId: PlatformId | null,
+  strategyId: number,
+): Promise<Caller | null> {
+  const db = ctx.storage.db;
+  const strategy = await db
+    .selectFrom("strategies")
+    .select(["owner_person_id"])
+    .where("id", "=", strategyId)
+    .executeTakeFirst();
+  if (!strategy) return null;
+  const owner = await personsWithSites(db).where("p.id", "=", strategy.owner_person_id).executeTakeFirst();
+  if (!owner) return null;
+  const asOwner: Caller = { ...memberOf(owner), role: "person", platformId: null };
+  if (strategy.owner_person_id === ctx.caller.personId || isServiceAdmin(ctx.caller)) return asOwner;
+  if (context !== "platform" || platformId === null) return null;
+  const platform = await db
+    .selectFrom("platforms")
+    .select("white_label_site_id")
+    .where("id", "=", platformId)
+    .executeTakeFirst();
+  return platform?.white_label_site_id != null && platform.white_label_site_id === owner.white_label_site_id
+    ? asOwner
+    : null;
+}
