@@ -8,6 +8,7 @@ import { equityMigration } from "./migrations/0006_equity.js";
 import { discoveryMigration } from "./migrations/0007_discovery.js";
 import { planCommissionsMigration } from "./migrations/0008_plan_commissions.js";
 import { localIdsMigration } from "./migrations/0009_local_ids.js";
+import { systemSettingsMigration } from "./migrations/0010_system_settings.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -23,6 +24,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0007_discovery": discoveryMigration(),
     "0008_plan_commissions": planCommissionsMigration(),
     "0009_local_ids": localIdsMigration(),
+    "0010_system_settings": systemSettingsMigration(),
   };
 }
 

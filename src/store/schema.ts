@@ -182,6 +182,14 @@ export interface StrategiesTable {
   name_folded: string | null;
   /** Running totals of what the fills would cost under each plan: {"Institutional": "1.05", ...}. */
   plan_commissions: Generated<string>;
+  /** Legacy system settings. */
+  trial_days: number | null;
+  minimum_portfolio: string | null;
+  credit_system_until: number | null;
+  free_signal_credits: number | null;
+  is_test: number | null;
+  /** When the strategy stopped being alive (isAlive 0). */
+  inactive_since: number | null;
 }
 
 export interface OcaGroupsTable {

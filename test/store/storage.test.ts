@@ -24,6 +24,7 @@ for (const backend of BACKENDS) {
         "0007_discovery",
         "0008_plan_commissions",
         "0009_local_ids",
+        "0010_system_settings",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -87,6 +88,7 @@ for (const backend of BACKENDS) {
           "0007_discovery",
           "0008_plan_commissions",
           "0009_local_ids",
+          "0010_system_settings",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -1,5 +1,6 @@
 import type { LegacyCommand } from "./command.js";
 import { signalCommands } from "./commands/signals.js";
+import { systemCommands } from "./commands/systems.js";
 
 /** The legacy v3 commands by name, answered by the same services as v4. */
-export const LEGACY_COMMANDS: readonly LegacyCommand[] = [...signalCommands];
+export const LEGACY_COMMANDS: readonly LegacyCommand[] = [...signalCommands, ...systemCommands];

@@ -38,7 +38,7 @@ const TITLES: Partial<Record<ErrorName, string>> = {
 };
 
 /** Runs a service call, turning its refusals into the legacy error form. */
-async function service<T>(work: () => Promise<T>): Promise<T> {
+export async function service<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -48,7 +48,7 @@ async function service<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-function integerOf(value: unknown, field: string): number {
+export function integerOf(value: unknown, field: string): number {
   const text = typeof value === "number" ? String(value) : typeof value === "string" ? value.trim() : "";
   if (!/^\d{1,15}$/.test(text) || Number(text) < 1) {
     throw new LegacyFailure("Invalid request", `${field} must be a positive integer`);

@@ -1,0 +1,228 @@
+import { compare, formatDecimal, parseDecimal } from "../core/decimal.js";
+import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
+import { fold } from "../core/search.js";
+import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
+import { transaction } from "../store/transaction.js";
+import type { Runtime } from "./runtime.js";
+
+/**
+ * Strategies as the legacy API manages them ("systems"): created for an owner
+ * and changed attribute by attribute. The same rules as v4 apply where both
+ * speak (names, starting capital, descriptions waiting for compliance review);
+ * the legacy limits apply to what only it sets.
+ */
+export const LEGACY_LIMITS = {
+  longDescription: 8000,
+  shortDescription: 255,
+  creditSystemSeconds: 86_400 * 365 * 20,
+  freeSignalCredits: 9_999_999_999,
+  trialDays: 365,
+} as const;
+
+export interface NewSystem {
+  readonly ownerPersonId: number;
+  readonly name: string;
+  readonly startingCapital: string;
+  readonly longDescription?: string | undefined;
+  readonly isPublic: boolean;
+  readonly creditSystemSeconds?: number | undefined;
+}
+
+const invalid = (field: string, message: string): ErrorEntry => ({ name: "InvalidValue", field, message });
+
+function wholeIn(value: number, low: number, high: number, field: string, errors: ErrorEntry[]): void {
+  if (!Number.isInteger(value) || value < low || value > high)
+    errors.push(invalid(field, `${field} must be a whole number from ${low} to ${high}`));
+}
+
+export async function createSystem(runtime: Runtime, input: NewSystem): Promise<number> {
+  const errors: ErrorEntry[] = [];
+  const name = checkStrategyName(input.name, "name");
+  if (!name.ok) errors.push(name.error);
+  const capital = checkStartingCapital(input.startingCapital);
+  if (!capital.ok) errors.push({ ...capital.error, field: "startingcapital" });
+  if (input.longDescription !== undefined && input.longDescription.length > LEGACY_LIMITS.longDescription) {
+    errors.push(
+      invalid("longDescription", `longDescription must be at most ${LEGACY_LIMITS.longDescription} characters`),
+    );
+  }
+  if (input.creditSystemSeconds !== undefined) {
+    wholeIn(input.creditSystemSeconds, 0, LEGACY_LIMITS.creditSystemSeconds, "creditSystemTimeInSeconds", errors);
+  }
+  if (errors.length > 0 || !name.ok || !capital.ok) throw new Refusal(errors);
+  return transaction(runtime.storage, async (tx) => {
+    const owner = await tx
+      .selectFrom("persons")
+      .select(["id", "white_label_site_id"])
+      .where("id", "=", input.ownerPersonId)
+      .executeTakeFirst();
+    if (!owner) throw refuse("NotFound", { field: "ownerpersonid", message: `No person ${input.ownerPersonId}` });
+    const now = runtime.clock.nowMs();
+    const amount = formatDecimal(capital.value);
+    const description = input.longDescription?.trim();
+    const row = await tx
+      .insertInto("strategies")
+      .values({
+        name: name.value,
+        name_folded: fold(name.value),
+        owner_person_id: owner.id,
+        white_label_site_id: owner.white_label_site_id,
+        is_private: input.isPublic ? 0 : 1,
+        starting_capital: amount,
+        cash: amount,
+        ...(description ? { pending_long_description: description, review_status: "pending" as const } : {}),
+        credit_system_until: input.creditSystemSeconds === undefined ? null : now + input.creditSystemSeconds * 1000,
+        created_at: now,
+        updated_at: now,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    return row.id;
+  });
+}
+
+export interface SystemChanges {
+  readonly name?: string | undefined;
+  readonly longDescription?: string | undefined;
+  readonly shortDescription?: string | undefined;
+  readonly ownerPersonId?: number | undefined;
+  readonly startingCapital?: string | undefined;
+  readonly monthlyFee?: number | undefined;
+  readonly trialDays?: number | undefined;
+  readonly creditSystemSeconds?: number | undefined;
+  readonly freeSignalCredits?: number | undefined;
+  readonly isTest?: boolean | undefined;
+  readonly isAlive?: boolean | undefined;
+  readonly minimumPortfolio?: string | undefined;
+}
+
+/**
+ * changeSystemAttribute: applies every change given, or none when one is
+ * refused, and answers what changed ("name updated"...). Descriptions wait
+ * for compliance review as in v4; the starting capital may change only before
+ * the strategy's first fill (its record is measured from it); a new owner must
+ * be allowed by the caller (`mayTransfer`).
+ */
+export async function changeSystem(
+  runtime: Runtime,
+  strategyId: number,
+  changes: SystemChanges,
+  mayTransferTo: (ownerPersonId: number) => Promise<boolean>,
+): Promise<string[]> {
+  const errors: ErrorEntry[] = [];
+  const name = changes.name === undefined ? undefined : checkStrategyName(changes.name, "name");
+  if (name && !name.ok) errors.push(name.error);
+  const capital = changes.startingCapital === undefined ? undefined : checkStartingCapital(changes.startingCapital);
+  if (capital && !capital.ok) errors.push({ ...capital.error, field: "equitycurve_startingcapital" });
+  const minimum = changes.minimumPortfolio === undefined ? undefined : parseDecimal(changes.minimumPortfolio);
+  const { min, max } = STRATEGY_LIMITS.startingCapital;
+  if (
+    changes.minimumPortfolio !== undefined &&
+    (minimum === null || minimum === undefined || compare(minimum, min) < 0 || compare(minimum, max) > 0)
+  ) {
+    errors.push(invalid("minimum_portfolio_size_required", "minimum_portfolio_size_required must be 1000 to 10000000"));
+  }
+  for (const [field, value, limit] of [
+    ["longDescription", changes.longDescription, LEGACY_LIMITS.longDescription],
+    ["shortDescription", changes.shortDescription, LEGACY_LIMITS.shortDescription],
+  ] as const) {
+    if (value !== undefined && value.length > limit)
+      errors.push(invalid(field, `${field} must be at most ${limit} characters`));
+  }
+  if (changes.monthlyFee !== undefined) wholeIn(changes.monthlyFee, 0, 1_000_000, "monthlyfee", errors);
+  if (changes.trialDays !== undefined) wholeIn(changes.trialDays, 0, LEGACY_LIMITS.trialDays, "trialdays", errors);
+  if (changes.creditSystemSeconds !== undefined) {
+    wholeIn(changes.creditSystemSeconds, 0, LEGACY_LIMITS.creditSystemSeconds, "creditSystemTimeInSeconds", errors);
+  }
+  if (changes.freeSignalCredits !== undefined) {
+    wholeIn(changes.freeSignalCredits, 0, LEGACY_LIMITS.freeSignalCredits, "freeSignalEntryCredits", errors);
+  }
+  if (errors.length > 0) throw new Refusal(errors);
+  return transaction(runtime.storage, async (tx) => {
+    const strategy = await tx.selectFrom("strategies").selectAll().where("id", "=", strategyId).executeTakeFirst();
+    if (!strategy) throw refuse("NotFound", { field: "systemid", message: `No system ${strategyId}` });
+    const now = runtime.clock.nowMs();
+    const done: string[] = [];
+    const set: Record<string, unknown> = {};
+    if (name?.ok) {
+      Object.assign(set, { name: name.value, name_folded: fold(name.value) });
+      done.push("name updated");
+    }
+    if (changes.longDescription !== undefined || changes.shortDescription !== undefined) {
+      if (changes.longDescription !== undefined) set.pending_long_description = changes.longDescription.trim();
+      if (changes.shortDescription !== undefined) set.pending_short_description = changes.shortDescription.trim();
+      Object.assign(set, { review_status: "pending", review_note: null });
+      if (changes.longDescription !== undefined) done.push("longDescription submitted for review");
+      if (changes.shortDescription !== undefined) done.push("shortDescription submitted for review");
+    }
+    if (changes.ownerPersonId !== undefined && changes.ownerPersonId !== strategy.owner_person_id) {
+      const owner = await tx
+        .selectFrom("persons")
+        .select(["id", "white_label_site_id"])
+        .where("id", "=", changes.ownerPersonId)
+        .executeTakeFirst();
+      if (!owner) throw refuse("NotFound", { field: "ownerpersonid", message: `No person ${changes.ownerPersonId}` });
+      if (!(await mayTransferTo(owner.id))) {
+        throw refuse("Forbidden", {
+          field: "ownerpersonid",
+          message: "This apikey may not give the system to that person",
+        });
+      }
+      Object.assign(set, { owner_person_id: owner.id, white_label_site_id: owner.white_label_site_id });
+      done.push("ownerpersonid updated");
+    }
+    if (capital?.ok && formatDecimal(capital.value) !== strategy.starting_capital) {
+      const fill = await tx
+        .selectFrom("fills")
+        .select("id")
+        .where("strategy_id", "=", strategyId)
+        .limit(1)
+        .executeTakeFirst();
+      if (fill) {
+        throw refuse("WrongState", {
+          field: "equitycurve_startingcapital",
+          message: "The starting capital cannot change once the system has traded: its record is measured from it",
+        });
+      }
+      const amount = formatDecimal(capital.value);
+      Object.assign(set, { starting_capital: amount, cash: amount });
+      done.push("equitycurve_startingcapital updated");
+    }
+    if (changes.monthlyFee !== undefined) {
+      set.monthly_cost = String(changes.monthlyFee);
+      done.push("monthlyfee updated");
+    }
+    if (changes.trialDays !== undefined) {
+      set.trial_days = changes.trialDays;
+      done.push("trialdays updated");
+    }
+    if (changes.creditSystemSeconds !== undefined) {
+      set.credit_system_until = now + changes.creditSystemSeconds * 1000;
+      done.push("creditSystemTimeInSeconds updated");
+    }
+    if (changes.freeSignalCredits !== undefined) {
+      set.free_signal_credits = changes.freeSignalCredits;
+      done.push("freeSignalEntryCredits updated");
+    }
+    if (changes.isTest !== undefined) {
+      set.is_test = changes.isTest ? 1 : 0;
+      done.push("test_system updated");
+    }
+    if (changes.isAlive !== undefined && (strategy.is_alive === 1) !== changes.isAlive) {
+      Object.assign(set, { is_alive: changes.isAlive ? 1 : 0, inactive_since: changes.isAlive ? null : now });
+      done.push("isAlive updated");
+    }
+    if (minimum !== undefined && minimum !== null) {
+      set.minimum_portfolio = formatDecimal(minimum);
+      done.push("minimum_portfolio_size_required updated");
+    }
+    if (Object.keys(set).length > 0) {
+      await tx
+        .updateTable("strategies")
+        .set({ ...set, updated_at: now })
+        .where("id", "=", strategyId)
+        .execute();
+    }
+    return done;
+  });
+}
