@@ -1,4 +1,16 @@
-import { abs, compare, type Decimal, isMultipleOf, isZero, ONE, sign, sub, ZERO } from "../core/decimal.js";
+import {
+  abs,
+  compare,
+  type Decimal,
+  decimal,
+  formatDecimal,
+  isMultipleOf,
+  isZero,
+  ONE,
+  sign,
+  sub,
+  ZERO,
+} from "../core/decimal.js";
 import { type ErrorEntry, Refusal } from "../core/errors.js";
 import type { Side } from "../core/fills.js";
 import { type BookEvent, cancel, submit } from "../core/orders/book.js";
@@ -6,7 +18,7 @@ import { type TradingState, withBook } from "../core/orders/execution.js";
 import { TERMINAL } from "../core/orders/status.js";
 import { hasExpired, type OrderTerms, SIGNAL_TYPES } from "../core/orders/terms.js";
 import type { Instrument } from "../core/symbols/instrument.js";
-import { insertOrder } from "../store/trading-state.js";
+import { insertOrder, instrumentOf } from "../store/trading-state.js";
 import type { OrderView } from "./order-reads.js";
 import { checkBuyingPower } from "./orders.js";
 import { marketViewAt, type TradingContext, tradeOn } from "./trading.js";
@@ -87,9 +99,18 @@ export async function setDesiredPositions(
   ctx: TradingContext,
   strategyId: number,
   positions: readonly DesiredPosition[],
+  /** Legacy: also hold the strategy at this portfolio (signal entry off) until the mode is turned off. */
+  engage = false,
 ): Promise<DesiredPositionsOutcome> {
   checkDesired(positions, ctx.clock.nowMs());
   const outcome = await tradeOn(ctx, strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
+    if (engage) {
+      await tx
+        .updateTable("strategies")
+        .set({ desired_positions: JSON.stringify(positions.map(storedPosition)) })
+        .where("id", "=", strategy.id)
+        .execute();
+    }
     const events: BookEvent[] = [];
     let state: TradingState = loaded;
     const canceled: number[] = [];
@@ -174,4 +195,39 @@ export async function setDesiredPositions(
     canceledSignals: await rows(outcome.canceled),
     rejectedSignals: outcome.rejected,
   };
+}
+
+interface StoredPosition {
+  readonly symbol: string;
+  readonly symbolType: string;
+  readonly quantity: string;
+}
+
+const storedPosition = (position: DesiredPosition): StoredPosition => ({
+  symbol: position.instrument.fullSymbol,
+  symbolType: position.instrument.symbolType,
+  quantity: formatDecimal(position.quantity),
+});
+
+/** The portfolio the legacy desired-positions mode holds, or null when the mode is off. */
+export async function heldPortfolio(ctx: TradingContext, strategyId: number): Promise<DesiredPosition[] | null> {
+  const row = await ctx.storage.db
+    .selectFrom("strategies")
+    .select("desired_positions")
+    .where("id", "=", strategyId)
+    .executeTakeFirst();
+  if (!row?.desired_positions) return null;
+  return (JSON.parse(row.desired_positions) as StoredPosition[]).map((p) => ({
+    instrument: instrumentOf(p.symbol, p.symbolType),
+    quantity: decimal(p.quantity),
+  }));
+}
+
+/** Turns the legacy desired-positions mode off: holdings stay as they are and signal entry works again. */
+export async function releasePortfolio(ctx: TradingContext, strategyId: number): Promise<void> {
+  await ctx.storage.db
+    .updateTable("strategies")
+    .set({ desired_positions: null })
+    .where("id", "=", strategyId)
+    .execute();
 }

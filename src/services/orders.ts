@@ -318,6 +318,16 @@ async function checkLocalIds(tx: Tx, strategyId: number, input: OrderInput): Pro
   }
 }
 
+/** While the legacy desired-positions mode holds a strategy's portfolio, no signal is entered by hand. */
+function checkSignalEntry(strategy: StrategyRow): void {
+  if (strategy.desired_positions !== null) {
+    throw refuse("NewOrderRejected", {
+      field: "StrategyId",
+      message: "The strategy is in desired-positions mode: set its positions, or turn the mode off (stop/stop) first",
+    });
+  }
+}
+
 /** Places one order (with its exits) in a locked strategy. */
 async function placeStep(
   tx: Tx,
@@ -327,6 +337,7 @@ async function placeStep(
   nowMs: number,
   market: MarketView,
 ) {
+  checkSignalEntry(strategy);
   let state = loaded;
   await checkLocalIds(tx, strategy.id, input);
   const parentId = input.parentSignalId ?? null;
@@ -392,6 +403,7 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
   }
   return tradeOn(ctx, input.strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
     const field = `${signalField}.CancelReplaceSignalId`;
+    checkSignalEntry(strategy);
     await checkLocalIds(tx, strategy.id, input);
     const state = await ensureLoaded(tx, loaded, strategy.id, oldId, field);
     const old = state.book.get(oldId);

@@ -9,6 +9,7 @@ import { discoveryMigration } from "./migrations/0007_discovery.js";
 import { planCommissionsMigration } from "./migrations/0008_plan_commissions.js";
 import { localIdsMigration } from "./migrations/0009_local_ids.js";
 import { systemSettingsMigration } from "./migrations/0010_system_settings.js";
+import { desiredPositionsModeMigration } from "./migrations/0011_desired_positions_mode.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -25,6 +26,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0008_plan_commissions": planCommissionsMigration(),
     "0009_local_ids": localIdsMigration(),
     "0010_system_settings": systemSettingsMigration(),
+    "0011_desired_positions_mode": desiredPositionsModeMigration(),
   };
 }
 

@@ -190,6 +190,8 @@ export interface StrategiesTable {
   is_test: number | null;
   /** When the strategy stopped being alive (isAlive 0). */
   inactive_since: number | null;
+  /** The legacy desired-positions mode: the target portfolio as JSON, or null when the mode is off. */
+  desired_positions: string | null;
 }
 
 export interface OcaGroupsTable {

@@ -24,6 +24,7 @@ export type StrategyRow = Pick<
   readonly trading_version: number;
   readonly commissions_paid: string;
   readonly plan_commissions: string;
+  readonly desired_positions: string | null;
 };
 
 export type OrderRow = Omit<
@@ -73,6 +74,7 @@ export const STRATEGY_COLUMNS = [
   "trading_version",
   "commissions_paid",
   "plan_commissions",
+  "desired_positions",
 ] as const;
 
 /**

@@ -25,6 +25,7 @@ for (const backend of BACKENDS) {
         "0008_plan_commissions",
         "0009_local_ids",
         "0010_system_settings",
+        "0011_desired_positions_mode",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -89,6 +90,7 @@ for (const backend of BACKENDS) {
           "0008_plan_commissions",
           "0009_local_ids",
           "0010_system_settings",
+          "0011_desired_positions_mode",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -1,0 +1,76 @@
+import { formatDecimal, parseDecimal } from "../../../core/decimal.js";
+import { fromServiceSymbol } from "../../../core/symbols/instrument.js";
+import {
+  type DesiredPosition,
+  heldPortfolio,
+  releasePortfolio,
+  setDesiredPositions,
+} from "../../../services/desired-positions.js";
+import { type LegacyCommand, LegacyFailure } from "../command.js";
+import { service, system } from "./signals.js";
+
+/**
+ * The legacy desired-positions mode (API.md "Legacy desired-positions mode"):
+ * setDesiredPositions with a portfolio holds the strategy at it (market orders
+ * make up every difference; signal entry is off), flat/flat holds it flat, and
+ * stop/stop or off/off turns the mode off, leaving the holdings as they are.
+ */
+const row = (position: DesiredPosition) => ({
+  underlying: position.instrument.underlying ?? position.instrument.exchangeSymbol,
+  symbol: position.instrument.fullSymbol,
+  strike: position.instrument.strike === null ? "" : formatDecimal(position.instrument.strike),
+  putcall: position.instrument.putOrCall ?? "",
+  typeofsymbol: position.instrument.symbolType,
+  quant: formatDecimal(position.quantity),
+  expir: position.instrument.expiry ?? "",
+});
+
+function portfolioOf(raw: unknown): DesiredPosition[] | "flat" | "off" {
+  if (!Array.isArray(raw)) throw new LegacyFailure("Invalid request", "positions must be a list");
+  const entries = raw as Readonly<Record<string, unknown>>[];
+  const special = entries.length === 1 ? entries[0] : undefined;
+  const word = (value: unknown) =>
+    String(value ?? "")
+      .trim()
+      .toLowerCase();
+  if (special && word(special.symbol) === word(special.typeofsymbol)) {
+    if (word(special.symbol) === "flat") return "flat";
+    if (word(special.symbol) === "stop" || word(special.symbol) === "off") return "off";
+  }
+  return entries.map((entry, i) => {
+    const instrument = fromServiceSymbol(String(entry.symbol ?? ""), String(entry.typeofsymbol ?? "stock"));
+    if (!instrument) throw new LegacyFailure("Invalid symbol", `positions[${i}]: ${String(entry.symbol)} is not known`);
+    const quantity = parseDecimal(
+      typeof entry.quant === "number" || typeof entry.quant === "string" ? entry.quant : "",
+    );
+    if (quantity === null)
+      throw new LegacyFailure("Invalid request", `positions[${i}].quant must be a signed whole number`);
+    return { instrument, quantity };
+  });
+}
+
+export const desiredPositionCommands: readonly LegacyCommand[] = [
+  {
+    name: "getDesiredPositions",
+    contexts: ["world", "platform"],
+    async handler(ctx, request) {
+      const { strategyId } = await system(ctx, request);
+      return { response: ((await heldPortfolio(ctx, strategyId)) ?? []).map(row) };
+    },
+  },
+  {
+    name: "setDesiredPositions",
+    contexts: ["world", "platform"],
+    async handler(ctx, request) {
+      const { strategyId, acting } = await system(ctx, request);
+      const portfolio = portfolioOf(request.positions);
+      if (portfolio === "off") {
+        await releasePortfolio(acting, strategyId);
+        return { response: [], mode: "off" };
+      }
+      const target = portfolio === "flat" ? [] : portfolio;
+      await service(() => setDesiredPositions(acting, strategyId, target, true));
+      return { response: target.map(row), mode: "engaged" };
+    },
+  },
+];
