@@ -15,6 +15,25 @@ export async function systemOwner(
   platformId: PlatformId | null,
   strategyId: number,
 ): Promise<Caller | null> {
+  const owner = await ownerOf(ctx, strategyId);
+  if (!owner) return null;
+  if (owner.caller.personId === ctx.caller.personId || isServiceAdmin(ctx.caller)) return owner.caller;
+  if (context !== "platform" || platformId === null) return null;
+  const platform = await ctx.storage.db
+    .selectFrom("platforms")
+    .select("white_label_site_id")
+    .where("id", "=", platformId)
+    .executeTakeFirst();
+  return platform?.white_label_site_id != null && platform.white_label_site_id === owner.whiteLabelSiteId
+    ? owner.caller
+    : null;
+}
+
+/** The strategy's owner as a caller acting for themselves, or null when there is no such strategy. */
+export async function ownerOf(
+  ctx: Pick<RequestContext, "storage">,
+  strategyId: number,
+): Promise<{ readonly caller: Caller; readonly whiteLabelSiteId: number | null } | null> {
   const db = ctx.storage.db;
   const strategy = await db
     .selectFrom("strategies")
@@ -24,15 +43,8 @@ export async function systemOwner(
   if (!strategy) return null;
   const owner = await personsWithSites(db).where("p.id", "=", strategy.owner_person_id).executeTakeFirst();
   if (!owner) return null;
-  const asOwner: Caller = { ...memberOf(owner), role: "person", platformId: null };
-  if (strategy.owner_person_id === ctx.caller.personId || isServiceAdmin(ctx.caller)) return asOwner;
-  if (context !== "platform" || platformId === null) return null;
-  const platform = await db
-    .selectFrom("platforms")
-    .select("white_label_site_id")
-    .where("id", "=", platformId)
-    .executeTakeFirst();
-  return platform?.white_label_site_id != null && platform.white_label_site_id === owner.white_label_site_id
-    ? asOwner
-    : null;
+  return {
+    caller: { ...memberOf(owner), role: "person", platformId: null },
+    whiteLabelSiteId: owner.white_label_site_id,
+  };
 }

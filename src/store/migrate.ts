@@ -10,6 +10,7 @@ import { planCommissionsMigration } from "./migrations/0008_plan_commissions.js"
 import { localIdsMigration } from "./migrations/0009_local_ids.js";
 import { systemSettingsMigration } from "./migrations/0010_system_settings.js";
 import { desiredPositionsModeMigration } from "./migrations/0011_desired_positions_mode.js";
+import { subscriptionsMigration } from "./migrations/0012_subscriptions.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -27,6 +28,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0009_local_ids": localIdsMigration(),
     "0010_system_settings": systemSettingsMigration(),
     "0011_desired_positions_mode": desiredPositionsModeMigration(),
+    "0012_subscriptions": subscriptionsMigration(storage.backend),
   };
 }
 

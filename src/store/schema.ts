@@ -23,6 +23,7 @@ export interface Database {
   trades: TradesTable;
   equity_marks: EquityMarksTable;
   leaderboard: LeaderboardTable;
+  subscriptions: SubscriptionsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -322,4 +323,17 @@ export interface EquityMarksTable {
 export interface LeaderboardTable {
   rank: number;
   strategy_id: number;
+}
+
+/** A person following a strategy: live while ended_at is null or in the future. */
+export interface SubscriptionsTable {
+  id: Generated<number>;
+  /** The public id (subscription_guid). */
+  guid: string;
+  strategy_id: number;
+  person_id: number;
+  /** The platform whose key made it, if any (privately managed subscriptions). */
+  platform_id: number | null;
+  started_at: number;
+  ended_at: number | null;
 }

@@ -26,6 +26,7 @@ for (const backend of BACKENDS) {
         "0009_local_ids",
         "0010_system_settings",
         "0011_desired_positions_mode",
+        "0012_subscriptions",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -91,6 +92,7 @@ for (const backend of BACKENDS) {
           "0009_local_ids",
           "0010_system_settings",
           "0011_desired_positions_mode",
+          "0012_subscriptions",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

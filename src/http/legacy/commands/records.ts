@@ -171,7 +171,7 @@ export const recordCommands: readonly LegacyCommand[] = [
     name: "requestAllTrades_overview",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request);
+      const { strategyId } = await system(ctx, request, { subscribers: true });
       const withSignals = flag(request.show_component_signals, "show_component_signals");
       const open = flag(request.openTrades, "openTrades");
       const closed = flag(request.closedTrades, "closedTrades") || flag(request.onlyClosedTrades, "onlyClosedTrades");
@@ -184,7 +184,7 @@ export const recordCommands: readonly LegacyCommand[] = [
     name: "retrieveSystemEquity",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId, acting } = await system(ctx, request);
+      const { strategyId, acting } = await system(ctx, request, { subscribers: true });
       const named = request.commission_plan;
       const planName = named === undefined || named === null || named === "" ? "Default" : String(named).trim();
       const plan = commissionPlan(planName);

@@ -3,7 +3,7 @@ import { parseLocalDateTime } from "../../../core/datetime.js";
 import { type Decimal, decimal, div, formatDecimal, isZero, parseDecimal } from "../../../core/decimal.js";
 import { type ErrorName, Refusal } from "../../../core/errors.js";
 import { fromServiceSymbol, type Instrument } from "../../../core/symbols/instrument.js";
-import { systemOwner } from "../../../services/legacy-access.js";
+import { ownerOf, systemOwner } from "../../../services/legacy-access.js";
 import {
   cancelOrder,
   type OrderInput,
@@ -11,6 +11,7 @@ import {
   placeOrder,
   placeWithParent,
 } from "../../../services/orders.js";
+import { follows } from "../../../services/subscriptions.js";
 import { modelAccount } from "../../../services/trading.js";
 import type { OrderRow } from "../../../store/trading-state.js";
 import { instrumentOf } from "../../../store/trading-state.js";
@@ -56,13 +57,24 @@ export function integerOf(value: unknown, field: string): number {
   return Number(text);
 }
 
-/** The system named by `systemid`, if the key reaches it, with the caller to act as. */
-export async function system(ctx: LegacyRequestContext, request: Readonly<Record<string, unknown>>) {
+/**
+ * The system named by `systemid`, if the key reaches it, with the caller to
+ * act as. Commands open to subscribers (context S) also let a key whose person
+ * follows the system read it.
+ */
+export async function system(
+  ctx: LegacyRequestContext,
+  request: Readonly<Record<string, unknown>>,
+  options: { readonly subscribers?: boolean } = {},
+) {
   const strategyId = integerOf(request.systemid, "systemid");
   const owner = await systemOwner(ctx, ctx.context, ctx.platformId, strategyId);
-  if (!owner)
-    throw new LegacyFailure("Unable to access this systemid", `This apikey cannot reach system ${strategyId}`);
-  return { strategyId, acting: { ...ctx, caller: owner } };
+  if (owner) return { strategyId, acting: { ...ctx, caller: owner } };
+  if (options.subscribers && (await follows(ctx, strategyId, Number(ctx.caller.personId)))) {
+    const followed = await ownerOf(ctx, strategyId);
+    if (followed) return { strategyId, acting: { ...ctx, caller: followed.caller } };
+  }
+  throw new LegacyFailure("Unable to access this systemid", `This apikey cannot reach system ${strategyId}`);
 }
 
 /** A signal of the system by its service id or its caller-chosen signalid. */
@@ -362,7 +374,7 @@ export const signalCommands: readonly LegacyCommand[] = [
     name: "retrieveSignalsWorking",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request);
+      const { strategyId } = await system(ctx, request, { subscribers: true });
       const rows = (await ctx.storage.db
         .selectFrom("orders")
         .selectAll()
@@ -377,7 +389,7 @@ export const signalCommands: readonly LegacyCommand[] = [
     name: "retrieveSignalsAll",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request);
+      const { strategyId } = await system(ctx, request, { subscribers: true });
       const filter = request.filter_type === undefined ? undefined : String(request.filter_type);
       if (filter !== undefined && !(filter in FILTER_COLUMNS)) {
         throw new LegacyFailure(
