@@ -186,6 +186,48 @@ for (const backend of BACKENDS) {
       );
     });
 
+    test("parkUntil fields hold a signal until their time; GET and no Content-Type work as POST does", async () => {
+      const systemid = await newStrategy(service, key);
+      await setQuote(service, "KO", 60, 60.02);
+      const parked = await v3("submitSignal", {
+        systemid,
+        signal: {
+          action: "BTO",
+          quant: 3,
+          symbol: "KO",
+          typeofsymbol: "stock",
+          duration: "GTC",
+          parkUntilYYYYMMDDHHMM: "202603101100",
+        },
+      });
+      assert.equal(parked.ok, 1, JSON.stringify(parked));
+      // 11:00 New York is 15:00 UTC in March, after the clocks went forward.
+      assert.equal(parked.signal.parkUntilSecs, String(Date.parse("2026-03-10T15:00:00Z") / 1000));
+      assert.equal((await signal(service, key, Number(parked.signalid))).OrderStatus, "A");
+      const bySeconds = await v3("submitSignal", {
+        systemid,
+        signal: {
+          action: "BTO",
+          quant: 2,
+          symbol: "KO",
+          typeofsymbol: "stock",
+          duration: "GTC",
+          parkUntilSecs: Date.parse("2026-03-10T15:30:00Z") / 1000,
+        },
+      });
+      assert.equal((await signal(service, key, Number(bySeconds.signalid))).OrderStatus, "A");
+      await setClock(service, "2026-03-10T15:00:00Z");
+      assert.equal((await signal(service, key, Number(parked.signalid))).OrderStatus, "2", "released and filled");
+      assert.equal((await signal(service, key, Number(bySeconds.signalid))).OrderStatus, "A");
+      await setClock(service, MARKET_OPEN);
+      const viaGet = await service.call("LEGACY", "GET", "/world/apiv3/retrieveSignalsWorking", {
+        key: null,
+        rawBody: JSON.stringify({ apikey: key, systemid }),
+      });
+      assert.equal(viaGet.json.ok, 1, viaGet.text);
+      assert.equal(viaGet.json.response.length, 1);
+    });
+
     test("a key reaches only its systems; a platform key reaches its site's people's systems", async () => {
       const systemid = await newStrategy(service, key);
       const other = await v3("retrieveSignalsWorking", { systemid }, population.keys.personB);
