@@ -15,10 +15,12 @@ import { pathToFileURL } from "node:url";
 import type { Result } from "autocannon";
 import autocannon from "autocannon";
 import {
+  ADMIN_KEY,
   exited,
   figures,
   freePorts,
   HOST,
+  JSON_HEADERS,
   logStats,
   positiveIntFromEnv,
   printFiguresTable,
@@ -32,12 +34,9 @@ import {
   waitUntilAnswering,
 } from "./support.js";
 
-/** Fixed, well-formed admin key (16-200 chars of [A-Za-z0-9._~+/=-]); the data dir is fresh, so it is always new. */
-const ADMIN_KEY = "bench-admin-key-0123456789abcdefghijklmnopqrstuv";
 const PATH = "/General/Hello";
 const BODY = JSON.stringify({ Name: "Bob" });
 const EXPECTED_GREETING = "Hello, Bob!";
-const HEADERS = { authorization: `Bearer ${ADMIN_KEY}`, "content-type": "application/json" };
 const WARMUP_SECONDS = 1;
 
 interface Settings {
@@ -72,7 +71,7 @@ function waitUntilGreeting(name: string, child: ChildProcess, port: number): Pro
     name,
     child,
     `http://${HOST}:${port}${PATH}`,
-    { method: "POST", headers: HEADERS, body: BODY },
+    { method: "POST", headers: JSON_HEADERS, body: BODY },
     (status, text) =>
       status === 200 && (JSON.parse(text) as { Results?: unknown[] }).Results?.[0] === EXPECTED_GREETING,
   );
@@ -83,7 +82,7 @@ function cannon(port: number, seconds: number, connections: number): Promise<Res
   return autocannon({
     url: `http://${HOST}:${port}${PATH}`,
     method: "POST",
-    headers: HEADERS,
+    headers: JSON_HEADERS,
     body: BODY,
     connections,
     pipelining: 1,

@@ -25,22 +25,25 @@ import { join } from "node:path";
 import type { Result } from "autocannon";
 import autocannon from "autocannon";
 import { toNumber } from "../src/core/decimal.js";
-import type { MarketQuote } from "../src/core/market/quote.js";
-import { simulatedQuote } from "../src/core/market/simulated.js";
-import { fromServiceSymbol } from "../src/core/symbols/instrument.js";
-import { parseMarketFeed } from "../src/engine/market-data.js";
 import {
+  ADMIN_KEY,
+  apiCall,
+  createStrategies,
   exited,
   type Figures,
   figures,
   freePorts,
   HOST,
+  JSON_HEADERS,
+  MARKET_OPEN_ISO,
   positiveIntFromEnv,
   printLogTail,
   printTable,
   progress,
   runBench,
   schemaOfOurOwn,
+  sharesHeld,
+  simulatedAapl,
   startService,
   stopChild,
   storageBackend,
@@ -52,14 +55,7 @@ type BackendName = "sqlite" | "postgres";
 type Api = "v4" | "v3";
 type Kind = "resting" | "market";
 
-/** Fixed, well-formed admin key; every database the benchmark uses is fresh, so it is always new. */
-const ADMIN_KEY = "bench-admin-key-0123456789abcdefghijklmnopqrstuv";
-const AUTH = { authorization: `Bearer ${ADMIN_KEY}` };
-const V4_HEADERS = { ...AUTH, "content-type": "application/json" };
 const V3_HEADERS = { "content-type": "application/json" };
-/** A Tuesday, 10:00 in New York: US stocks trade. */
-const CLOCK_ISO = "2026-03-10T14:00:00Z";
-const CLOCK_MS = Date.parse(CLOCK_ISO);
 const WARMUP_SECONDS = 1;
 const STRATEGIES_PER_RUN = 100;
 const V4_PATH = "/Strategies/NewStrategyOrder";
@@ -92,27 +88,6 @@ type Runs = Record<Kind, Record<Api, Run>>;
 interface BackendFigures {
   readonly storage: string;
   readonly runs: Runs;
-}
-
-/** One v4 call that must answer 200; answers its Results. */
-async function call(port: number, method: "GET" | "POST", path: string, body?: unknown): Promise<unknown[]> {
-  const response = await fetch(`http://${HOST}:${port}${path}`, {
-    method,
-    headers: body === undefined ? AUTH : V4_HEADERS,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status} ${text}`);
-  return (JSON.parse(text) as { Results: unknown[] }).Results;
-}
-
-/** The simulated AAPL quote at the bench clock, as the service computes it (as bench/orders.ts sets it). */
-function simulatedAapl(): MarketQuote {
-  const feed = parseMarketFeed("simulated");
-  const instrument = fromServiceSymbol("AAPL");
-  if (feed.kind !== "simulated" || !instrument) throw new Error("no simulated AAPL");
-  return simulatedQuote(feed.seed, instrument, CLOCK_MS);
 }
 
 /** The request body of one order, for each API and kind. */
@@ -186,7 +161,7 @@ async function cannon(
     result = await autocannon({
       url: `http://${HOST}:${port}${path}`,
       method: "POST",
-      headers: api === "v4" ? V4_HEADERS : V3_HEADERS,
+      headers: api === "v4" ? JSON_HEADERS : V3_HEADERS,
       connections,
       pipelining: 1,
       duration: seconds,
@@ -227,15 +202,6 @@ async function cannon(
   return { result, perSecond, ok };
 }
 
-async function sharesHeld(port: number, strategyIds: readonly number[]): Promise<number> {
-  const positions = (await call(
-    port,
-    "GET",
-    `/Strategies/GetStrategyOpenPositions?StrategyIds=${strategyIds.join(",")}`,
-  )) as { Quantity: number }[];
-  return positions.reduce((sum, position) => sum + position.Quantity, 0);
-}
-
 async function backendBench(
   backend: BackendName,
   settings: Settings,
@@ -262,22 +228,14 @@ async function backendBench(
       "service",
       child,
       `http://${HOST}:${gen}/General/Hello`,
-      { method: "POST", headers: V4_HEADERS, body: "{}" },
+      { method: "POST", headers: JSON_HEADERS, body: "{}" },
       (status) => status === 200,
     );
-    await call(gen, "POST", "/Sandbox/SetClock", { Now: CLOCK_ISO });
+    await apiCall(gen, "POST", "/Sandbox/SetClock", { Now: MARKET_OPEN_ISO });
     progress(`${backend}: creating ${PLAN.length} x ${STRATEGIES_PER_RUN} strategies`);
     const strategiesOf = new Map<string, number[]>();
     for (const [kind, api] of PLAN) {
-      const ids: number[] = [];
-      for (let i = 1; i <= STRATEGIES_PER_RUN; i++) {
-        const [created] = (await call(gen, "POST", "/Strategies/AddStrategy", {
-          StrategyName: `Bench ${kind} ${api} ${i}`,
-          StartingCapital: 10_000_000,
-        })) as { StrategyId: number }[];
-        if (created === undefined) throw new Error("AddStrategy answered no StrategyId");
-        ids.push(created.StrategyId);
-      }
+      const ids = await createStrategies(gen, STRATEGIES_PER_RUN, `Bench ${kind} ${api}`);
       strategiesOf.set(`${kind} ${api}`, ids);
     }
     // The legacy server answers and the admin key reaches a strategy in World context.
@@ -296,7 +254,7 @@ async function backendBench(
       if (kind === "market" && !quoteSet) {
         // Without sizes (unlimited): the simulated quote's size would run out with the clock standing still.
         const aapl = simulatedAapl();
-        await call(gen, "POST", "/Sandbox/SetQuote", {
+        await apiCall(gen, "POST", "/Sandbox/SetQuote", {
           Symbol: "AAPL",
           Bid: toNumber(aapl.bid),
           Ask: toNumber(aapl.ask),
@@ -358,7 +316,7 @@ function print(settings: Settings, results: readonly [BackendName, BackendFigure
   console.log(
     `v4 POST ${V4_PATH} (GEN) beside v3 POST ${V3_PATH} (LEGACY), ${settings.seconds} s per run after ` +
       `${WARMUP_SECONDS} s of warm-up, ${settings.connections} connections, pipelining 1; service at the default ` +
-      `LOG_LEVEL (info), SANDBOX=1, MARKET_FEED=simulated, clock at ${CLOCK_ISO}; admin key, World context`,
+      `LOG_LEVEL (info), SANDBOX=1, MARKET_FEED=simulated, clock at ${MARKET_OPEN_ISO}; admin key, World context`,
   );
   console.log(
     "   resting: limit buy 1 AAPL at 1 GTC (rests); market: market buy 1 AAPL GTC (fills in the request) against a " +

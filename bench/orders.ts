@@ -21,31 +21,39 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Result } from "autocannon";
 import autocannon from "autocannon";
-import pg from "pg";
 import pino from "pino";
 import { ControllableClock } from "../src/core/clock.js";
 import { decimal, toNumber } from "../src/core/decimal.js";
 import type { MarketQuote } from "../src/core/market/quote.js";
-import { simulatedQuote } from "../src/core/market/simulated.js";
+import { seededRandom } from "../src/core/random.js";
 import { fromServiceSymbol } from "../src/core/symbols/instrument.js";
 import { FillLoop } from "../src/engine/fill-loop.js";
-import { MarketData, parseMarketFeed } from "../src/engine/market-data.js";
+import { MarketData } from "../src/engine/market-data.js";
 import { createPerson } from "../src/services/people.js";
 import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
 import { transaction } from "../src/store/transaction.js";
 import {
+  ADMIN_KEY,
+  apiCall,
+  createStrategies,
   exited,
   type Figures,
   figures,
   freePorts,
   HOST,
+  JSON_HEADERS,
+  MARKET_OPEN_ISO,
+  MARKET_OPEN_MS,
   onCleanup,
   positiveIntFromEnv,
   printLogTail,
   printTable,
   progress,
   runBench,
+  schemaOfOurOwn,
+  sharesHeld,
+  simulatedAapl,
   startService,
   stopChild,
   storageBackend,
@@ -55,13 +63,6 @@ import {
 
 type BackendName = "sqlite" | "postgres";
 
-/** Fixed, well-formed admin key; every database the benchmark uses is fresh, so it is always new. */
-const ADMIN_KEY = "bench-admin-key-0123456789abcdefghijklmnopqrstuv";
-const AUTH = { authorization: `Bearer ${ADMIN_KEY}` };
-const JSON_HEADERS = { ...AUTH, "content-type": "application/json" };
-/** A Tuesday, 10:00 in New York: US stocks trade. */
-const CLOCK_ISO = "2026-03-10T14:00:00Z";
-const CLOCK_MS = Date.parse(CLOCK_ISO);
 const WARMUP_SECONDS = 1;
 const HTTP_STRATEGIES = 100;
 const ORDER_PATH = "/Strategies/NewStrategyOrder";
@@ -105,31 +106,6 @@ interface Settings {
 // ---------------------------------------------------------------------------
 // PostgreSQL schemas
 
-/** Runs `work` on a connection of its own to DATABASE_URL. */
-async function withPg<T>(url: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await work(client);
-  } finally {
-    await client.end();
-  }
-}
-
-/**
- * Registers the schema to be dropped (with cascade) at cleanup, whatever happens
- * next, and answers a function that drops it now. `create` makes it first.
- */
-async function schemaOfOurOwn(url: string, name: string, create: boolean): Promise<() => Promise<void>> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`invalid schema name ${name}`);
-  const drop = onCleanup(`drop schema ${name}`, async () => {
-    await withPg(url, (client) => client.query(`drop schema if exists ${name} cascade`));
-    progress(`dropped schema ${name}`);
-  });
-  if (create) await withPg(url, (client) => client.query(`create schema ${name}`));
-  return drop;
-}
-
 // ---------------------------------------------------------------------------
 // Part 1: NewStrategyOrder over HTTP
 
@@ -149,33 +125,6 @@ interface HttpBackendFigures {
   readonly positionsAfterResting: number;
   readonly fillingOrdersPlaced: number;
   readonly sharesHeldAfterFilling: number;
-}
-
-/** One API call that must answer 200; answers its Results. */
-async function call(port: number, method: "GET" | "POST", path: string, body?: unknown): Promise<unknown[]> {
-  const response = await fetch(`http://${HOST}:${port}${path}`, {
-    method,
-    headers: body === undefined ? AUTH : JSON_HEADERS,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status} ${text}`);
-  return (JSON.parse(text) as { Results: unknown[] }).Results;
-}
-
-/**
- * The simulated AAPL quote at the bench clock, as the service computes it. The
- * filling run sets it by hand without sizes (unlimited): the simulated quote
- * offers a finite size, which fills take once, and with the clock standing
- * still it is never renewed, so market orders would stop filling after a few
- * hundred shares.
- */
-function simulatedAapl(): MarketQuote {
-  const feed = parseMarketFeed("simulated");
-  const instrument = fromServiceSymbol("AAPL");
-  if (feed.kind !== "simulated" || !instrument) throw new Error("no simulated AAPL");
-  return simulatedQuote(feed.seed, instrument, CLOCK_MS);
 }
 
 function restingOrder(strategyId: number) {
@@ -265,12 +214,6 @@ async function orderCannon(
   };
 }
 
-async function openPositions(port: number, strategyIds: readonly number[]): Promise<{ Quantity: number }[]> {
-  return (await call(port, "GET", `/Strategies/GetStrategyOpenPositions?StrategyIds=${strategyIds.join(",")}`)) as {
-    Quantity: number;
-  }[];
-}
-
 async function httpBench(
   backend: BackendName,
   settings: Settings,
@@ -299,17 +242,9 @@ async function httpBench(
       { method: "POST", headers: JSON_HEADERS, body: "{}" },
       (status) => status === 200,
     );
-    await call(gen, "POST", "/Sandbox/SetClock", { Now: CLOCK_ISO });
+    await apiCall(gen, "POST", "/Sandbox/SetClock", { Now: MARKET_OPEN_ISO });
     progress(`${backend}: creating ${HTTP_STRATEGIES} strategies`);
-    const strategyIds: number[] = [];
-    for (let i = 1; i <= HTTP_STRATEGIES; i++) {
-      const [created] = (await call(gen, "POST", "/Strategies/AddStrategy", {
-        StrategyName: `Bench ${i}`,
-        StartingCapital: 10_000_000,
-      })) as { StrategyId: number }[];
-      if (created === undefined) throw new Error("AddStrategy answered no StrategyId");
-      strategyIds.push(created.StrategyId);
-    }
+    const strategyIds = await createStrategies(gen, HTTP_STRATEGIES, "Bench");
 
     const run = async (label: string, order: (strategyId: number) => object) => {
       progress(`${backend}: ${label} orders, warm-up ${WARMUP_SECONDS} s`);
@@ -335,18 +270,18 @@ async function httpBench(
     };
 
     const resting = await run("resting", restingOrder);
-    const positionsAfterResting = (await openPositions(gen, strategyIds)).length;
-    if (positionsAfterResting !== 0) throw new Error(`resting limit orders filled: ${positionsAfterResting} positions`);
+    const positionsAfterResting = await sharesHeld(gen, strategyIds);
+    if (positionsAfterResting !== 0)
+      throw new Error(`resting limit orders filled: ${positionsAfterResting} shares held`);
     const aapl = simulatedAapl();
-    await call(gen, "POST", "/Sandbox/SetQuote", {
+    await apiCall(gen, "POST", "/Sandbox/SetQuote", {
       Symbol: "AAPL",
       Bid: toNumber(aapl.bid),
       Ask: toNumber(aapl.ask),
       Last: toNumber(aapl.last),
     });
     const filling = await run("filling", fillingOrder);
-    const held = await openPositions(gen, strategyIds);
-    const sharesHeldAfterFilling = held.reduce((sum, position) => sum + position.Quantity, 0);
+    const sharesHeldAfterFilling = await sharesHeld(gen, strategyIds);
     // Requests cut off at the end of a run may still be served, so the service can hold a few more.
     if (sharesHeldAfterFilling < filling.placed) {
       throw new Error(
@@ -397,18 +332,6 @@ interface LoopFigures {
   readonly workingOrdersAfterRebuild: number;
   readonly quiet: PhaseFigures;
   readonly moving: PhaseFigures;
-}
-
-/** A small seeded generator (mulberry32), so every run trades the same market. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const cents = (value: number): string => (value / 100).toFixed(2);
@@ -464,8 +387,8 @@ async function populate(storage: Storage, clock: ControllableClock, symbols: rea
             pending_long_description: null,
             review_note: null,
             trades_stocks: 1,
-            created_at: CLOCK_MS,
-            updated_at: CLOCK_MS,
+            created_at: MARKET_OPEN_MS,
+            updated_at: MARKET_OPEN_MS,
           })),
         )
         .returning("id")
@@ -473,7 +396,7 @@ async function populate(storage: Storage, clock: ControllableClock, symbols: rea
       strategyIds.push(...rows.map((row) => row.id));
     }
   });
-  const next = random(42);
+  const next = seededRandom(42);
   const ordersPerSymbol = LOOP_ORDERS / LOOP_SYMBOLS;
   const orderRow = (i: number) => {
     // Round-robin over the strategies; each symbol takes 100 consecutive orders, half limits and half stops.
@@ -502,8 +425,8 @@ async function populate(storage: Storage, clock: ControllableClock, symbols: rea
       signal_type: 1,
       status: "Working",
       info: null,
-      posted_at: CLOCK_MS,
-      updated_at: CLOCK_MS,
+      posted_at: MARKET_OPEN_MS,
+      updated_at: MARKET_OPEN_MS,
       closed_at: null,
     };
   };
@@ -592,7 +515,7 @@ async function fillLoopBench(backend: BackendName, pgUrl: string | undefined): P
   });
   try {
     await migrateToLatest(storage);
-    const clock = new ControllableClock(() => CLOCK_MS, { kind: "fixed", atMs: CLOCK_MS });
+    const clock = new ControllableClock(() => MARKET_OPEN_MS, { kind: "fixed", atMs: MARKET_OPEN_MS });
     progress(`${backend} fill loop: inserting ${LOOP_STRATEGIES} strategies and ${LOOP_ORDERS} orders`);
     const insertStarted = performance.now();
     await populate(storage, clock, symbols);
@@ -610,9 +533,9 @@ async function fillLoopBench(backend: BackendName, pgUrl: string | undefined): P
     }
 
     // Quiet: a walk of ±1 cent per quote and symbol, reflected inside the band.
-    const next = random(7);
+    const next = seededRandom(7);
     const asks = symbols.map(() => QUIET_LOW + Math.floor(next() * (QUIET_HIGH - QUIET_LOW + 1)));
-    let atMs = CLOCK_MS;
+    let atMs = MARKET_OPEN_MS;
     const quiet: MarketQuote[] = [];
     for (let i = 0; i < QUIET_QUOTES; i++) {
       const s = i % LOOP_SYMBOLS;
@@ -667,7 +590,7 @@ function printHttp(settings: Settings, results: readonly [BackendName, HttpBacke
     `1. POST ${ORDER_PATH} on GEN, ${settings.seconds} s per run after ${WARMUP_SECONDS} s of warm-up, ` +
       `${settings.connections} connections, pipelining 1, over ${HTTP_STRATEGIES} strategies; ` +
       "service at the default LOG_LEVEL (info), SANDBOX=1, MARKET_FEED=simulated, clock at " +
-      `${CLOCK_ISO}; every answer was 200`,
+      `${MARKET_OPEN_ISO}; every answer was 200`,
   );
   const aapl = simulatedAapl();
   console.log(

@@ -45,6 +45,7 @@ import {
   sub,
   ZERO,
 } from "../src/core/decimal.js";
+import { seededRandom } from "../src/core/random.js";
 import { fold } from "../src/core/search.js";
 import { currentOrNextSession, type TradingSession, US_EQUITIES } from "../src/core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../src/core/symbols/instrument.js";
@@ -54,11 +55,15 @@ import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
 import { transaction } from "../src/store/transaction.js";
 import {
+  ADMIN_KEY,
+  AUTH,
+  apiCall,
   exited,
   type Figures,
   figures,
   freePorts,
   HOST,
+  JSON_HEADERS,
   onCleanup,
   positiveIntFromEnv,
   printLogTail,
@@ -66,7 +71,6 @@ import {
   progress,
   runBench,
   schemaOfOurOwn,
-  seededRandom,
   startService,
   stopChild,
   storageBackend,
@@ -76,10 +80,6 @@ import {
 
 type BackendName = "sqlite" | "postgres";
 
-/** Fixed, well-formed admin key; every database the benchmark uses is fresh, so it is always new. */
-const ADMIN_KEY = "bench-admin-key-0123456789abcdefghijklmnopqrstuv";
-const AUTH = { authorization: `Bearer ${ADMIN_KEY}` };
-const JSON_HEADERS = { ...AUTH, "content-type": "application/json" };
 const WARMUP_SECONDS = 1;
 /** Requests timed alone per operation (the median is shown), and how long the service may take to finish a run's leftovers. */
 const SINGLE_CALLS = 5;
@@ -609,24 +609,6 @@ interface BackendFigures {
   readonly equityInstitutional: number;
 }
 
-/** One API call that must answer 200; answers its Results and the body's size. */
-async function call(
-  port: number,
-  method: "GET" | "POST",
-  path: string,
-  body?: unknown,
-): Promise<{ results: unknown[]; bytes: number }> {
-  const response = await fetch(`http://${HOST}:${port}${path}`, {
-    method,
-    headers: body === undefined ? AUTH : JSON_HEADERS,
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    signal: AbortSignal.timeout(30_000),
-  });
-  const text = await response.text();
-  if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status} ${text.slice(0, 500)}`);
-  return { results: (JSON.parse(text) as { Results: unknown[] }).Results, bytes: Buffer.byteLength(text) };
-}
-
 /** A GET under autocannon; fails unless every answer was 200. */
 async function cannon(name: string, port: number, path: string, seconds: number, connections: number): Promise<Result> {
   let firstRefusal: string | undefined;
@@ -664,7 +646,7 @@ async function timedCalls(port: number, path: string, count: number): Promise<{ 
   let bytes = 0;
   for (let i = 0; i < count; i++) {
     const started = performance.now();
-    bytes = (await call(port, "GET", path)).bytes;
+    bytes = (await apiCall(port, "GET", path)).bytes;
     times.push(performance.now() - started);
   }
   times.sort((a, b) => a - b);
@@ -680,7 +662,7 @@ async function drain(port: number, path: string, aloneMs: number): Promise<void>
   const deadline = Date.now() + DRAIN_TIMEOUT_MS;
   for (;;) {
     const started = performance.now();
-    await call(port, "GET", path);
+    await apiCall(port, "GET", path);
     if (performance.now() - started <= 1.5 * aloneMs + 20) return;
     if (Date.now() > deadline) throw new Error(`the service was still busy ${DRAIN_TIMEOUT_MS / 1000} s after a run`);
   }
@@ -692,7 +674,7 @@ interface DailyEquityAnswer {
 
 /** Checks what the service reads back against what was written, before anything is measured. */
 async function checkAnswers(gen: number, data: DataSet, history: History) {
-  const [details] = (await call(gen, "GET", OPERATIONS[0].path(data.strategyId))).results as {
+  const [details] = (await apiCall(gen, "GET", OPERATIONS[0].path(data.strategyId))).results as {
     NumTrades: number;
     Equity: number;
   }[];
@@ -701,8 +683,9 @@ async function checkAnswers(gen: number, data: DataSet, history: History) {
   if (Math.abs(details.Equity - expectedEquity) > 0.005) {
     throw new Error(`GetStrategyDetails says Equity ${details.Equity}, not ${expectedEquity}`);
   }
-  const [daily] = (await call(gen, "GET", OPERATIONS[1].path(data.strategyId))).results as DailyEquityAnswer[];
-  const [institutional] = (await call(gen, "GET", OPERATIONS[2].path(data.strategyId))).results as DailyEquityAnswer[];
+  const [daily] = (await apiCall(gen, "GET", OPERATIONS[1].path(data.strategyId))).results as DailyEquityAnswer[];
+  const [institutional] = (await apiCall(gen, "GET", OPERATIONS[2].path(data.strategyId)))
+    .results as DailyEquityAnswer[];
   const entries = daily?.MonthlyResults.length ?? 0;
   if (entries !== history.marks.length || entries < 1_250 || entries > 1_270) {
     throw new Error(`GetStrategyHistoricalDailyEquity answered ${entries} entries for ${history.marks.length} marks`);
@@ -771,7 +754,7 @@ async function backendBench(
       { method: "POST", headers: JSON_HEADERS, body: "{}" },
       (status) => status === 200,
     );
-    await call(gen, "POST", "/Sandbox/SetClock", { Now: END_ISO });
+    await apiCall(gen, "POST", "/Sandbox/SetClock", { Now: END_ISO });
     const checked = await checkAnswers(gen, data, history);
 
     const runs: Partial<Record<(typeof OPERATIONS)[number]["name"], Run>> = {};

@@ -14,6 +14,10 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { Result } from "autocannon";
 import pg from "pg";
+import type { MarketQuote } from "../src/core/market/quote.js";
+import { simulatedQuote } from "../src/core/market/simulated.js";
+import { fromServiceSymbol } from "../src/core/symbols/instrument.js";
+import { parseMarketFeed } from "../src/engine/market-data.js";
 
 export const HOST = "127.0.0.1";
 export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -286,18 +290,6 @@ export async function schemaOfOurOwn(url: string, name: string, create: boolean)
   return drop;
 }
 
-/** A small seeded generator (mulberry32) answering numbers in [0, 1): the same seed, the same data. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** Idempotent: runs once whether reached by the normal end, an error or a signal. */
 export function cleanup(): Promise<void> {
   cleaning ??= (async () => {
@@ -340,4 +332,65 @@ export async function runBench(main: () => Promise<void>): Promise<never> {
     await cleanup();
     process.exit(1);
   }
+}
+
+/** The admin key every benchmark's service starts with; each database is fresh, so it is always new. */
+export const ADMIN_KEY = "bench-admin-key-0123456789abcdefghijklmnopqrstuv";
+export const AUTH = { authorization: `Bearer ${ADMIN_KEY}` };
+export const JSON_HEADERS = { ...AUTH, "content-type": "application/json" };
+
+/** The clock the trading benchmarks set: a Tuesday, 10:00 in New York, when US stocks trade. */
+export const MARKET_OPEN_ISO = "2026-03-10T14:00:00Z";
+export const MARKET_OPEN_MS = Date.parse(MARKET_OPEN_ISO);
+
+/** One v4 call as the admin that must answer 200: its Results and the body's size in bytes. */
+export async function apiCall(
+  port: number,
+  method: "GET" | "POST",
+  path: string,
+  body?: unknown,
+): Promise<{ results: unknown[]; bytes: number }> {
+  const response = await fetch(`http://${HOST}:${port}${path}`, {
+    method,
+    headers: body === undefined ? AUTH : JSON_HEADERS,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  if (response.status !== 200) throw new Error(`${method} ${path} answered ${response.status} ${text.slice(0, 500)}`);
+  return { results: (JSON.parse(text) as { Results: unknown[] }).Results, bytes: Buffer.byteLength(text) };
+}
+
+/** Creates `count` strategies of 10,000,000 owned by the admin; answers their ids. */
+export async function createStrategies(port: number, count: number, namePrefix: string): Promise<number[]> {
+  const ids: number[] = [];
+  for (let i = 1; i <= count; i++) {
+    const [created] = (
+      await apiCall(port, "POST", "/Strategies/AddStrategy", {
+        StrategyName: `${namePrefix} ${i}`,
+        StartingCapital: 10_000_000,
+      })
+    ).results as { StrategyId: number }[];
+    if (created === undefined) throw new Error("AddStrategy answered no StrategyId");
+    ids.push(created.StrategyId);
+  }
+  return ids;
+}
+
+/** The signed sum of the strategies' open positions. */
+export async function sharesHeld(port: number, strategyIds: readonly number[]): Promise<number> {
+  const { results } = await apiCall(
+    port,
+    "GET",
+    `/Strategies/GetStrategyOpenPositions?StrategyIds=${strategyIds.join(",")}`,
+  );
+  return (results as { Quantity: number }[]).reduce((sum, position) => sum + position.Quantity, 0);
+}
+
+/** The simulated AAPL quote at the benchmarks' clock, as the service computes it (to set it by hand without sizes). */
+export function simulatedAapl(): MarketQuote {
+  const feed = parseMarketFeed("simulated");
+  const instrument = fromServiceSymbol("AAPL");
+  if (feed.kind !== "simulated" || !instrument) throw new Error("no simulated AAPL");
+  return simulatedQuote(feed.seed, instrument, MARKET_OPEN_MS);
 }

@@ -2,6 +2,7 @@ import type { Caller } from "../core/access.js";
 import { addDays, instantOf, type LocalDate, localDate } from "../core/calendar.js";
 import { ControllableClock } from "../core/clock.js";
 import { abs, decimal, fromInteger, isZero, sign, toNumber } from "../core/decimal.js";
+import { seededRandom } from "../core/random.js";
 import { sessionAt, US_EQUITIES } from "../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
 import { MarketData } from "../engine/market-data.js";
@@ -35,18 +36,6 @@ export interface DemoTrader {
 }
 
 const NEW_YORK = "America/New_York";
-
-/** A small seeded generator (mulberry32): the same seed, the same history. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const at = (day: LocalDate, hour: number, minute = 0) => instantOf(NEW_YORK, day, hour * 60 + minute);
 
@@ -133,7 +122,7 @@ export async function tradeDemoHistory(
     ids.push(strategyId);
   }
   await markClosesThrough(history, clock.nowMs());
-  const states = traders.map((_, i) => ({ random: generator(1000 + i), heldSince: new Map<string, number>() }));
+  const states = traders.map((_, i) => ({ random: seededRandom(1000 + i), heldSince: new Map<string, number>() }));
   let day = localDate(NEW_YORK, clock.nowMs());
   for (let dayIndex = 0; at(day, 16, 1) < nowMs; day = addDays(day, 1), dayIndex++) {
     if (sessionAt(US_EQUITIES, at(day, 10)) === null) continue;

@@ -19,7 +19,7 @@ import { TERMINAL } from "../core/orders/status.js";
 import { hasExpired, type OrderTerms, SIGNAL_TYPES } from "../core/orders/terms.js";
 import type { Instrument } from "../core/symbols/instrument.js";
 import { insertOrder, instrumentOf } from "../store/trading-state.js";
-import type { OrderView } from "./order-reads.js";
+import { type OrderView, orderViews } from "./order-reads.js";
 import { checkBuyingPower } from "./orders.js";
 import { marketViewAt, type TradingContext, tradeOn } from "./trading.js";
 
@@ -182,11 +182,7 @@ export async function setDesiredPositions(
   const rows = async (ids: readonly number[]) =>
     ids.length === 0
       ? []
-      : ((await ctx.storage.db
-          .selectFrom("orders as o")
-          .innerJoin("strategies as st", "st.id", "o.strategy_id")
-          .selectAll("o")
-          .select("st.name as strategy_name")
+      : ((await orderViews(ctx.storage.db)
           .where("o.id", "in", [...ids])
           .orderBy("o.id")
           .execute()) as OrderView[]);

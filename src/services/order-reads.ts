@@ -1,7 +1,7 @@
 import { refuse } from "../core/errors.js";
 import type { OrderType } from "../core/fills.js";
 import { ACTIVE, type OrderStatus } from "../core/orders/status.js";
-import type { SecurityType } from "../core/symbols/instrument.js";
+import { type SecurityType, SYMBOL_TYPES } from "../core/symbols/instrument.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { PositionsTable } from "../store/schema.js";
 import { type OrderRow, STRATEGY_COLUMNS } from "../store/trading-state.js";
@@ -17,13 +17,6 @@ import { mayTrade } from "./trading.js";
  */
 export type OrderView = OrderRow & { readonly strategy_name: string };
 export type PositionView = PositionsTable & { readonly strategy_name: string };
-
-const SYMBOL_TYPES: Readonly<Record<SecurityType, string>> = {
-  CS: "stock",
-  OPT: "option",
-  FUT: "future",
-  FOR: "forex",
-};
 
 async function readableStrategies(tx: Tx, ctx: RequestContext, ids: readonly number[], field: string) {
   const unique = [...new Set(ids)];
@@ -41,7 +34,8 @@ async function readableStrategies(tx: Tx, ctx: RequestContext, ids: readonly num
   return rows;
 }
 
-function orders(tx: Tx) {
+/** Orders with their strategy's name, as the order records show them. */
+export function orderViews(tx: Tx) {
   return tx
     .selectFrom("orders as o")
     .innerJoin("strategies as st", "st.id", "o.strategy_id")
@@ -59,7 +53,7 @@ export interface ActiveOrdersQuery {
 export async function activeOrders(ctx: RequestContext, query: ActiveOrdersQuery): Promise<OrderView[]> {
   const tx = ctx.storage.db;
   await readableStrategies(tx, ctx, query.strategyIds, "StrategyIds");
-  let q = orders(tx)
+  let q = orderViews(tx)
     .where("o.strategy_id", "in", [...new Set(query.strategyIds)])
     .where("o.status", "in", [...ACTIVE]);
   if (query.securityType) q = q.where("o.symbol_type", "=", SYMBOL_TYPES[query.securityType]);
@@ -104,7 +98,7 @@ export async function historicalOrders(
     strategyId = signal.strategy_id;
   }
   await readableStrategies(tx, ctx, [strategyId as number], query.signalId !== undefined ? "SignalId" : "StrategyId");
-  let q = orders(tx).where("o.strategy_id", "=", strategyId as number);
+  let q = orderViews(tx).where("o.strategy_id", "=", strategyId as number);
   if (query.signalId !== undefined) q = q.where("o.id", "=", query.signalId);
   else q = q.where("o.status", "in", [...HISTORICAL]);
   if (query.status) q = q.where("o.status", "=", query.status);

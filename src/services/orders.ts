@@ -1,7 +1,6 @@
 import { marginOf, markPositions, openingRequirement, summarize } from "../core/account.js";
 import { add, compare, type Decimal, formatDecimal, sub, ZERO } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
-import type { OrderType, Side } from "../core/fills.js";
 import { type Book, type BookEvent, cancel, replace, submit } from "../core/orders/book.js";
 import { type HeldPosition, type MarketView, type TradingState, withBook } from "../core/orders/execution.js";
 import { leavesQuantity } from "../core/orders/order.js";
@@ -10,9 +9,9 @@ import {
   checkOrder,
   exitTermsOf,
   type OpenClose,
+  type OrderRequest,
   type OrderTerms,
   SIGNAL_TYPES,
-  type TimeInForce,
 } from "../core/orders/terms.js";
 import type { Instrument } from "../core/symbols/instrument.js";
 import {
@@ -27,18 +26,8 @@ import type { Tx } from "../store/transaction.js";
 import { marketViewAt, type TradingContext, tradeOn } from "./trading.js";
 
 /** An order as the owner sends it (NewStrategyOrder, ReplaceStrategyOrder; legacy submitSignal later). */
-export interface OrderInput {
+export interface OrderInput extends Omit<OrderRequest, "conditional"> {
   readonly strategyId: number;
-  readonly instrument: Instrument;
-  readonly type: OrderType;
-  readonly side: Side;
-  readonly tif: TimeInForce;
-  readonly quantity: Decimal;
-  readonly openClose?: OpenClose | undefined;
-  readonly limit?: Decimal | undefined;
-  readonly stop?: Decimal | undefined;
-  readonly profitTarget?: Decimal | undefined;
-  readonly stopLoss?: Decimal | undefined;
   readonly parentSignalId?: number | undefined;
   readonly cancelReplaceSignalId?: number | undefined;
   readonly parkedUntilMs?: number | undefined;

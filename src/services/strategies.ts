@@ -1,9 +1,9 @@
 import { administers, type Caller, isServiceAdmin } from "../core/access.js";
-import { formatDecimal } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
 import type { DescriptionReview } from "../store/schema.js";
+import { insertStrategy } from "../store/strategy-rows.js";
 import { transaction } from "../store/transaction.js";
 import { memberOf, personsWithSites } from "./person-view.js";
 import type { RequestContext } from "./runtime.js";
@@ -47,24 +47,14 @@ export async function addStrategy(ctx: RequestContext, input: NewStrategy): Prom
         message: "Only an administrator of that person may make strategies for them",
       });
     }
-    const now = ctx.clock.nowMs();
-    const amount = formatDecimal(capital.value);
-    const row = await tx
-      .insertInto("strategies")
-      .values({
-        name: name.value,
-        name_folded: fold(name.value),
-        owner_person_id: owner.id,
-        white_label_site_id: owner.white_label_site_id,
-        is_private: input.initialSiteVisibility === true ? 0 : 1,
-        starting_capital: amount,
-        cash: amount,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    return { strategyId: row.id };
+    const strategyId = await insertStrategy(tx, {
+      name: name.value,
+      owner,
+      startingCapital: capital.value,
+      isPublic: input.initialSiteVisibility === true,
+      nowMs: ctx.clock.nowMs(),
+    });
+    return { strategyId };
   });
 }
 

@@ -1,7 +1,7 @@
 import { type AccountSummary, markPositions, summarize } from "../core/account.js";
 import { type Decimal, decimal, sub } from "../core/decimal.js";
 import { type StrategyStatistics, strategyStatistics, type TradeSummary } from "../core/statistics.js";
-import type { SecurityType } from "../core/symbols/instrument.js";
+import { SECURITY_TYPES, type SecurityType, type SymbolType } from "../core/symbols/instrument.js";
 import type { Storage } from "../store/storage.js";
 import { instrumentOf } from "../store/trading-state.js";
 import type { viewableStrategy } from "./closed-trades.js";
@@ -23,13 +23,6 @@ export interface StrategyDetails {
   /** The kinds of instrument the strategy's fills were in, the most traded first. */
   readonly primarySecurityTypes: readonly SecurityType[];
 }
-
-const SECURITY_TYPES: Readonly<Record<string, SecurityType>> = {
-  stock: "CS",
-  option: "OPT",
-  future: "FUT",
-  forex: "FOR",
-};
 
 /** What a strategy's fills and closed trades say, which changes only when it trades. */
 interface TradingRecord {
@@ -89,7 +82,7 @@ async function tradingRecord(ctx: RequestContext, strategyId: number, version: n
     }, null),
     primarySecurityTypes: [...fillKinds]
       .sort((a, b) => Number(b.fills) - Number(a.fills))
-      .map((kind) => SECURITY_TYPES[kind.symbol_type] as SecurityType),
+      .map((kind) => SECURITY_TYPES[kind.symbol_type as SymbolType]),
   };
   if (records.size >= RECORDS_KEPT) records.delete(records.keys().next().value as number);
   records.set(strategyId, { version, record });

@@ -1,10 +1,11 @@
 import type { Selectable } from "kysely";
 import { type Caller, isServiceAdmin } from "../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
-import type { SecurityType } from "../core/symbols/instrument.js";
+import { type SecurityType, SYMBOL_TYPES } from "../core/symbols/instrument.js";
 import { matchesWildcards } from "../store/match.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { StrategiesTable } from "../store/schema.js";
+import { TRADES_COLUMNS } from "../store/trading-state.js";
 import { type Tx, transaction } from "../store/transaction.js";
 import type { RequestContext } from "./runtime.js";
 
@@ -15,14 +16,7 @@ import type { RequestContext } from "./runtime.js";
  */
 export type StrategyListing = Selectable<StrategiesTable>;
 
-const TRADES_COLUMN: Readonly<
-  Record<SecurityType, "trades_stocks" | "trades_options" | "trades_futures" | "trades_forex">
-> = {
-  CS: "trades_stocks",
-  OPT: "trades_options",
-  FUT: "trades_futures",
-  FOR: "trades_forex",
-};
+const tradesColumn = (securityType: SecurityType) => TRADES_COLUMNS[SYMBOL_TYPES[securityType]];
 
 /** Strategies with their owners' sites, limited to those the caller may see. */
 function visibleStrategies(tx: Tx, caller: Caller) {
@@ -63,7 +57,7 @@ export async function searchStrategies(
   page: PageRequest,
 ): Promise<Page<StrategyListing>> {
   let query = visibleStrategies(ctx.storage.db, ctx.caller);
-  if (filters.securityType) query = query.where(`st.${TRADES_COLUMN[filters.securityType]}`, "=", 1);
+  if (filters.securityType) query = query.where(`st.${tradesColumn(filters.securityType)}`, "=", 1);
   if (filters.createdBeforeMs !== undefined) query = query.where("st.created_at", "<", filters.createdBeforeMs);
   if (filters.name !== undefined && filters.name !== "")
     query = query.where(matchesWildcards("st.name_folded", filters.name));
@@ -80,7 +74,7 @@ export async function leaderboard(ctx: RequestContext, securityType?: SecurityTy
   let query = visibleStrategies(ctx.storage.db, ctx.caller)
     .innerJoin("leaderboard as lb", "lb.strategy_id", "st.id")
     .where("st.is_alive", "=", 1);
-  if (securityType) query = query.where(`st.${TRADES_COLUMN[securityType]}`, "=", 1);
+  if (securityType) query = query.where(`st.${tradesColumn(securityType)}`, "=", 1);
   return query.orderBy("lb.rank").execute();
 }
 

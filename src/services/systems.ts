@@ -2,6 +2,7 @@ import { compare, formatDecimal, parseDecimal } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
+import { insertStrategy } from "../store/strategy-rows.js";
 import { transaction } from "../store/transaction.js";
 import type { Runtime } from "./runtime.js";
 
@@ -58,26 +59,15 @@ export async function createSystem(runtime: Runtime, input: NewSystem): Promise<
       .executeTakeFirst();
     if (!owner) throw refuse("NotFound", { field: "ownerpersonid", message: `No person ${input.ownerPersonId}` });
     const now = runtime.clock.nowMs();
-    const amount = formatDecimal(capital.value);
     const description = input.longDescription?.trim();
-    const row = await tx
-      .insertInto("strategies")
-      .values({
-        name: name.value,
-        name_folded: fold(name.value),
-        owner_person_id: owner.id,
-        white_label_site_id: owner.white_label_site_id,
-        is_private: input.isPublic ? 0 : 1,
-        starting_capital: amount,
-        cash: amount,
+    return insertStrategy(
+      tx,
+      { name: name.value, owner, startingCapital: capital.value, isPublic: input.isPublic, nowMs: now },
+      {
         ...(description ? { pending_long_description: description, review_status: "pending" as const } : {}),
         credit_system_until: input.creditSystemSeconds === undefined ? null : now + input.creditSystemSeconds * 1000,
-        created_at: now,
-        updated_at: now,
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    return row.id;
+      },
+    );
   });
 }
 

@@ -40,7 +40,8 @@ export type OrderRow = Omit<
 
 export const LIVE_STATUSES: readonly OrderStatus[] = [...ACTIVE];
 
-const TRADES_COLUMNS = {
+/** The strategy column that says it has traded each kind of instrument (SecurityTypesEnabled). */
+export const TRADES_COLUMNS = {
   stock: "trades_stocks",
   option: "trades_options",
   future: "trades_futures",

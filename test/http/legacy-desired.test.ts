@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { legacyCall } from "../helpers/legacy.js";
 import {
   BACKENDS,
   type Population,
@@ -23,14 +24,7 @@ for (const backend of BACKENDS) {
     });
     after(() => service.close());
 
-    const v3 = async (command: string, body: Record<string, unknown>) => {
-      const r = await service.call("LEGACY", "POST", `/world/apiv3/${command}`, {
-        key: null,
-        body: { apikey: key, ...body },
-      });
-      assert.equal(r.status, 200, r.text);
-      return r.json;
-    };
+    const v3 = (command: string, body: Record<string, unknown>) => legacyCall(service, command, body, key);
     const held = async (systemid: number) =>
       Object.fromEntries(
         (await positions(service, key, systemid)).map((p) => [p.ServiceSymbol.FullSymbol, p.Quantity]),

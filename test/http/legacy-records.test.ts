@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createKey } from "../../src/services/keys.js";
-import { createPlatform } from "../../src/services/sites.js";
+import { legacyCall, sitePlatform } from "../helpers/legacy.js";
 import {
   advanceClock,
   BACKENDS,
@@ -28,16 +27,8 @@ for (const backend of BACKENDS) {
     });
     after(() => service.close());
 
-    const v3 = async (
-      command: string,
-      body: Record<string, unknown>,
-      apikey = key,
-      path = `/world/apiv3/${command}`,
-    ) => {
-      const r = await service.call("LEGACY", "POST", path, { key: null, body: { apikey, ...body } });
-      assert.equal(r.status, 200, r.text);
-      return r.json;
-    };
+    const v3 = (command: string, body: Record<string, unknown>, apikey = key, path?: string) =>
+      legacyCall(service, command, body, apikey, path);
     const rows = async (command: string, body: Record<string, unknown>): Promise<Row[]> => {
       const r = await v3(command, body);
       assert.equal(r.ok, 1, JSON.stringify(r));
@@ -192,11 +183,7 @@ for (const backend of BACKENDS) {
       }
       const missing = await v3("requestTrades", { systemid: 999_999 });
       assert.deepEqual([missing.ok, missing.error?.title], [0, "Unable to access this systemid"]);
-      const platformId = (
-        await createPlatform(service.app.runtime, { name: "Records platform", whiteLabelSiteId: population.siteA })
-      ).id;
-      const platformKey = (await createKey(service.app.runtime, { personId: population.people.wlAdminA, platformId }))
-        .accessKey;
+      const { platformId, platformKey } = await sitePlatform(service, population);
       const viaPlatform = await v3(
         "requestTrades",
         { systemid },

@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { createKey } from "../../src/services/keys.js";
-import { createPlatform } from "../../src/services/sites.js";
+import { legacyCall, sitePlatform } from "../helpers/legacy.js";
 import {
   BACKENDS,
   type Population,
@@ -23,25 +22,13 @@ for (const backend of BACKENDS) {
       service = await startTestService(backend, { marketFeed: { kind: "manual" } });
       population = await populate(service);
       key = population.keys.personA;
-      platformId = (
-        await createPlatform(service.app.runtime, { name: "Site A platform", whiteLabelSiteId: population.siteA })
-      ).id;
-      platformKey = (await createKey(service.app.runtime, { personId: population.people.wlAdminA, platformId }))
-        .accessKey;
+      ({ platformId, platformKey } = await sitePlatform(service, population));
       await setClock(service, MARKET_OPEN);
     });
     after(() => service.close());
 
-    const v3 = async (
-      command: string,
-      body: Record<string, unknown>,
-      apikey = key,
-      path = `/world/apiv3/${command}`,
-    ) => {
-      const r = await service.call("LEGACY", "POST", path, { key: null, body: { apikey, ...body } });
-      assert.equal(r.status, 200, r.text);
-      return r.json;
-    };
+    const v3 = (command: string, body: Record<string, unknown>, apikey = key, path?: string) =>
+      legacyCall(service, command, body, apikey, path);
 
     test("submitSignal places an order v4 sees under the same id; market orders fill at once", async () => {
       const systemid = await newStrategy(service, key);

@@ -6,7 +6,7 @@ import {
   commissionsByPlan,
   type PlanCommissions,
 } from "../commissions.js";
-import { abs, add, compare, type Decimal, isZero, min, mul, round, sign, sub, ZERO } from "../decimal.js";
+import { abs, add, compare, type Decimal, isZero, min, mul, round, sub, ZERO } from "../decimal.js";
 import { fillAgainst, type Quote, type Side } from "../fills.js";
 import type { MarketView } from "../market/view.js";
 import { applyFill, FLAT, type Position } from "../positions.js";
@@ -16,7 +16,7 @@ import { addToTrade, adversePrice, observe, openTrade, reduceTrade, splitFee, ty
 import { type Book, type BookEvent, type BookResult, cancel, expire, fill, release } from "./book.js";
 import { leavesQuantity } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
-import { type OrderTerms, SIGNAL_TYPES } from "./terms.js";
+import { closingSide, type OrderTerms, SIGNAL_TYPES } from "./terms.js";
 
 /**
  * A strategy's trading state and the one step that moves it forward in time:
@@ -120,8 +120,6 @@ export function stampExpiries(state: TradingState, nowMs: number): TradingState 
 }
 
 const STRANDED = "Canceled: the position it would close is no longer open";
-
-const closingSide = (held: Decimal): Side | null => (sign(held) > 0 ? "sell" : sign(held) < 0 ? "buy" : null);
 
 /** Advances the strategy to `nowMs` against the market as it is now. */
 export function advance(state: TradingState, market: MarketView, plan: CommissionPlan, nowMs: number): Advanced {

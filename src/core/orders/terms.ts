@@ -71,7 +71,7 @@ export function hasExpired(instrument: Instrument, atMs: number): boolean {
 }
 
 /** The side that reduces a position of this signed quantity. */
-const closingSide = (held: Decimal): Side | null => (sign(held) > 0 ? "sell" : sign(held) < 0 ? "buy" : null);
+export const closingSide = (held: Decimal): Side | null => (sign(held) > 0 ? "sell" : sign(held) < 0 ? "buy" : null);
 
 /**
  * Checks an order against the rules of the simulated broker and the

@@ -33,11 +33,18 @@ export interface Instrument {
   readonly tickSize: Decimal;
 }
 
-const SECURITY_TYPES: Readonly<Record<SymbolType, SecurityType>> = {
+/** The exchange's security type of each kind of instrument, and the reverse. */
+export const SECURITY_TYPES: Readonly<Record<SymbolType, SecurityType>> = {
   stock: "CS",
   option: "OPT",
   future: "FUT",
   forex: "FOR",
+};
+export const SYMBOL_TYPES: Readonly<Record<SecurityType, SymbolType>> = {
+  CS: "stock",
+  OPT: "option",
+  FUT: "future",
+  FOR: "forex",
 };
 
 /** Share classes and other stock symbols that need their own symbology (listed by GetSupportedSymbols). */

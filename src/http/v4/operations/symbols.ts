@@ -1,11 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import { anyCaller } from "../../../core/access.js";
 import { toNumber } from "../../../core/decimal.js";
+import { SECURITY_TYPES } from "../../../core/symbols/instrument.js";
 import { supportedSymbols } from "../../../services/supported-symbols.js";
 import { defineOperation } from "../operation.js";
 import { SupportedSymbolRecord } from "../records.js";
-
-const SECURITY_TYPES = { stock: "CS", future: "FUT", forex: "FOR" } as const;
 
 /** Symbol operations under /Strategies. */
 export const symbolOperations = [
