@@ -473,7 +473,11 @@ async function feed(
   const started = performance.now();
   for (let i = 0; i < quotes.length; i++) {
     // The loop alone never leaves the microtask queue; let signals (Ctrl-C) through now and then.
-    if (i % YIELD_EVERY === 0) await new Promise((resolve) => setImmediate(resolve));
+    if (i % YIELD_EVERY === 0) {
+      await new Promise((resolve) => setImmediate(resolve));
+      // As the service's tick does: open trades' new worst prices are worked once in a while.
+      await loop.settleTrades();
+    }
     const quote = quotes[i] as MarketQuote;
     const t0 = performance.now();
     market.setQuote(quote);

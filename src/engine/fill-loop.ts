@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import type { MarketQuote } from "../core/market/quote.js";
+import type { AdverseExtreme } from "../core/orders/execution.js";
 import { scheduleOf, sessionAt } from "../core/sessions.js";
 import { fromServiceSymbol } from "../core/symbols/instrument.js";
 import { markClosesThrough } from "../services/equity-marks.js";
@@ -19,8 +20,10 @@ import { OrderIndex } from "./order-index.js";
 /**
  * The fill loop: it keeps every strategy's working orders in an index
  * (rebuilt from storage at start, so a restart loses none), samples the
- * market for the symbols that have working orders, and for each new quote
- * works only the strategies with an order the quote can fill. On the same
+ * market for the symbols that have working orders or open trades, and for each
+ * new quote works only the strategies with an order the quote can fill; a
+ * quote beyond an open trade's worst price is noted, and such strategies are
+ * worked once a tick with the most adverse prices seen. On the same
  * passes it releases parked orders and expires DAY orders as their times
  * come, and marks every strategy's equity at each NYSE close the clock
  * passes. Each strategy is worked in its own locked transaction
@@ -40,6 +43,8 @@ export class FillLoop implements OrderEvents {
   readonly index = new OrderIndex();
   readonly #runtime: TradingRuntime;
   readonly #lastQuote = new Map<string, { quote: MarketQuote; sessionOpensAtMs: number }>();
+  /** Adverse prices seen for strategies' open trades since each was last worked. */
+  readonly #adverse = new Map<number, Map<string, AdverseExtreme>>();
   #queue: Promise<void> = Promise.resolve();
   #timer: NodeJS.Timeout | null = null;
   #stopListening: (() => Promise<void>) | null = null;
@@ -98,7 +103,8 @@ export class FillLoop implements OrderEvents {
 
   /**
    * Brings every strategy up to the clock: releases and expiries that are due,
-   * then a fresh quote for every symbol with working orders.
+   * a fresh quote for every symbol with working orders or open trades, and the
+   * open trades' excursions.
    */
   catchUp(): Promise<void> {
     return this.#serially(async () => {
@@ -115,6 +121,7 @@ export class FillLoop implements OrderEvents {
         const quote = instrument && this.market.quote(instrument);
         if (quote) await this.#onQuote(quote);
       }
+      await this.#settleTrades();
     });
   }
 
@@ -144,12 +151,45 @@ export class FillLoop implements OrderEvents {
       return;
     }
     this.#lastQuote.set(quote.symbol, { quote, sessionOpensAtMs: session.opensAtMs });
+    // A new worst price for an open trade is only noted here; the strategy is worked for it at the
+    // next settling (each tick), not on every quote of a trending market.
+    for (const strategyId of this.index.adverse(quote.symbol, quote.bid, quote.ask)) {
+      this.#noteAdverse(strategyId, quote);
+    }
     for (const strategyId of this.index.crossing(quote.symbol, quote.bid, quote.ask)) await this.#work(strategyId);
   }
 
+  /** Works the strategies whose open trades saw a new worst price since they were last worked. */
+  settleTrades(): Promise<void> {
+    return this.#serially(() => this.#settleTrades());
+  }
+
+  async #settleTrades(): Promise<void> {
+    for (const strategyId of [...this.#adverse.keys()]) await this.#work(strategyId);
+  }
+
+  #noteAdverse(strategyId: number, quote: MarketQuote): void {
+    let extremes = this.#adverse.get(strategyId);
+    if (!extremes) {
+      extremes = new Map();
+      this.#adverse.set(strategyId, extremes);
+    }
+    const seen = extremes.get(quote.symbol);
+    const lowerBid = !seen || quote.bid < seen.bid;
+    const higherAsk = !seen || quote.ask > seen.ask;
+    extremes.set(quote.symbol, {
+      bid: lowerBid ? quote.bid : (seen as AdverseExtreme).bid,
+      bidAtMs: lowerBid ? quote.atMs : (seen as AdverseExtreme).bidAtMs,
+      ask: higherAsk ? quote.ask : (seen as AdverseExtreme).ask,
+      askAtMs: higherAsk ? quote.atMs : (seen as AdverseExtreme).askAtMs,
+    });
+  }
+
   async #work(strategyId: number): Promise<void> {
+    const extremes = this.#adverse.get(strategyId);
+    this.#adverse.delete(strategyId);
     try {
-      await workStrategy(this.#runtime, strategyId);
+      await workStrategy(this.#runtime, strategyId, extremes);
     } catch (error) {
       this.logger.error({ err: error, strategyId }, "working a strategy's orders failed");
     }

@@ -139,11 +139,19 @@ export class OrderIndex {
       const end = bound(ladder, thresholds[name], true);
       for (let i = 0; i < end; i++) strategies.add((ladder[i] as Rung).strategyId);
     }
-    // Trades: strictly beyond the worst price seen.
-    const adverse: Record<TradeLadderName, bigint> = { longTrade: -(bid as bigint), shortTrade: ask as bigint };
-    for (const name of Object.keys(adverse) as TradeLadderName[]) {
+    return strategies;
+  }
+
+  /** The strategies with an open trade the quote takes beyond the worst price it has seen. */
+  adverse(symbol: string, bid: Decimal, ask: Decimal): Set<number> {
+    const strategies = new Set<number>();
+    const ladders = this.#symbols.get(symbol);
+    if (!ladders) return strategies;
+    // Strictly beyond: an equal price is no new worst.
+    const thresholds: Record<TradeLadderName, bigint> = { longTrade: -(bid as bigint), shortTrade: ask as bigint };
+    for (const name of Object.keys(thresholds) as TradeLadderName[]) {
       const ladder = ladders.ladders[name];
-      const end = bound(ladder, adverse[name], false);
+      const end = bound(ladder, thresholds[name], false);
       for (let i = 0; i < end; i++) strategies.add((ladder[i] as Rung).strategyId);
     }
     return strategies;

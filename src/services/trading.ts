@@ -4,7 +4,13 @@ import { COMMISSION_PLANS } from "../core/commissions.js";
 import { add, type Decimal, decimal, div, fromInteger, isZero, neg, ONE } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { MarketQuote } from "../core/market/quote.js";
-import { advance, type FillRecord, type MarketView, type TradingState } from "../core/orders/execution.js";
+import {
+  type AdverseExtremes,
+  advance,
+  type FillRecord,
+  type MarketView,
+  type TradingState,
+} from "../core/orders/execution.js";
 import { type OrderStatus, TERMINAL, WORKING } from "../core/orders/status.js";
 import { averagePrice } from "../core/positions.js";
 import { scheduleOf, sessionAt } from "../core/sessions.js";
@@ -212,6 +218,8 @@ export async function tradeOn<T>(
   strategyId: number,
   caller: Caller | null,
   step: (tx: Tx, strategy: StrategyRow, state: TradingState, nowMs: number) => Promise<TradeStep<T>>,
+  /** Adverse prices the fill loop saw since it last worked the strategy (for open trades' excursions). */
+  extremes?: AdverseExtremes,
 ): Promise<T> {
   // What the step took from the quotes' sizes, given back if the transaction fails.
   let taken: { view: TradingMarketView; fills: readonly FillRecord[] } | null = null;
@@ -228,7 +236,7 @@ export async function tradeOn<T>(
     const before = await loadTradingState(tx, strategy);
     const stepped = await step(tx, strategy, before, nowMs);
     const view = marketViewAt(runtime.market, nowMs);
-    const advanced = advance(stepped.state, view, MODEL_ACCOUNT_PLAN, nowMs);
+    const advanced = advance(stepped.state, view, MODEL_ACCOUNT_PLAN, nowMs, extremes);
     view.take(advanced.fills);
     taken = { view, fills: advanced.fills };
     const version = await saveTradingState(tx, strategy, before, advanced.state, advanced.fills, nowMs);
@@ -246,9 +254,9 @@ export async function tradeOn<T>(
   return outcome.result;
 }
 
-/** Lets the market and the clock act on a strategy: fills, releases and expiries due now. */
-export const workStrategy = (runtime: TradingRuntime, strategyId: number): Promise<void> =>
-  tradeOn(runtime, strategyId, null, async (_tx, _strategy, state) => ({ state, result: undefined }));
+/** Lets the market and the clock act on a strategy: fills, releases, expiries and excursions due now. */
+export const workStrategy = (runtime: TradingRuntime, strategyId: number, extremes?: AdverseExtremes): Promise<void> =>
+  tradeOn(runtime, strategyId, null, async (_tx, _strategy, state) => ({ state, result: undefined }), extremes);
 
 /**
  * The live orders of the strategies (all of them when no ids are given) as

@@ -465,6 +465,19 @@ test("an open long's excursion follows the bid of lower quotes, and a closing fi
   assert.equal(fmt(excursion?.worstPrice ?? ZERO), "90");
 });
 
+test("the most adverse prices the fill loop saw between works count, with when they were seen", () => {
+  let state = place(emptyState(), 1, { quantity: d("100") });
+  state = advance(state, marketOf({ AAPL: quote("99.98", "100.02") }), NO_COMMISSION, NOW).state;
+  const key = state.positions.get("AAPL")?.tradeKey;
+  // The market dipped to a 94 bid between two works and is back at 99 now.
+  const extremes = new Map([["AAPL", { bid: d("94"), bidAtMs: NOW + 500, ask: d("101"), askAtMs: NOW + 700 }]]);
+  const worked = advance(state, marketOf({ AAPL: quote("99", "99.02") }), NO_COMMISSION, NOW + 1000, extremes).state;
+  const excursion = tradeOf(worked, key).excursion;
+  assert.equal(fmt(excursion?.amount ?? ZERO), "-602", "100 × (94 − 100.02), the long's worst: the lowest bid");
+  assert.equal(excursion?.worstPriceAtMs, NOW + 500);
+  assert.equal(tradeOf(worked, key).evaluatedAtMs, NOW + 1000);
+});
+
 test("an open short's excursion follows the ask", () => {
   let state = place(emptyState(), 1, { side: "sell", quantity: d("10") });
   state = advance(state, marketOf({ AAPL: quote("99.98", "100.02") }), NO_COMMISSION, NOW).state;

@@ -71,6 +71,19 @@ export interface FillRecord {
   readonly planCommissions: PlanCommissions;
 }
 
+/**
+ * The most adverse prices seen for symbols since a strategy was last worked:
+ * the lowest bid (against longs) and the highest ask (against shorts), with
+ * when each was seen.
+ */
+export interface AdverseExtreme {
+  readonly bid: Decimal;
+  readonly bidAtMs: number;
+  readonly ask: Decimal;
+  readonly askAtMs: number;
+}
+export type AdverseExtremes = ReadonlyMap<string, AdverseExtreme>;
+
 export interface Advanced {
   readonly state: TradingState;
   readonly fills: readonly FillRecord[];
@@ -122,7 +135,13 @@ export function stampExpiries(state: TradingState, nowMs: number): TradingState 
 const STRANDED = "Canceled: the position it would close is no longer open";
 
 /** Advances the strategy to `nowMs` against the market as it is now. */
-export function advance(state: TradingState, market: MarketView, plan: CommissionPlan, nowMs: number): Advanced {
+export function advance(
+  state: TradingState,
+  market: MarketView,
+  plan: CommissionPlan,
+  nowMs: number,
+  extremes: AdverseExtremes = new Map(),
+): Advanced {
   const events: BookEvent[] = [];
   const fills: FillRecord[] = [];
   // What each quote still offers on each side: two orders never take the same size twice.
@@ -177,11 +196,20 @@ export function advance(state: TradingState, market: MarketView, plan: Commissio
       moved = true;
     }
   }
-  return { state: observeOpenTrades(current, market, nowMs), fills, events };
+  return { state: observeOpenTrades(current, market, nowMs, extremes), fills, events };
 }
 
-/** Observes every open trade at the adverse side of its quote, for the maximum adverse excursion. */
-export function observeOpenTrades(state: TradingState, market: MarketView, nowMs: number): TradingState {
+/**
+ * Observes every open trade at the adverse side of its quote, and at the most
+ * adverse price seen since the strategy was last worked, for the maximum
+ * adverse excursion.
+ */
+export function observeOpenTrades(
+  state: TradingState,
+  market: MarketView,
+  nowMs: number,
+  extremes: AdverseExtremes = new Map(),
+): TradingState {
   let equity: Decimal | null = null;
   let trades: Map<number, TradeRecord> | null = null;
   for (const held of state.positions.values()) {
@@ -190,7 +218,14 @@ export function observeOpenTrades(state: TradingState, market: MarketView, nowMs
     const rate = market.usdRate(held.instrument.currency);
     if (!trade || !quote || !rate || !market.isOpen(held.instrument)) continue;
     equity ??= summarize(state.cash, markPositions(state.positions.values(), market)).equity;
-    const observed = observe(trade, held.position, adversePrice(trade, quote.bid, quote.ask), rate, equity, nowMs);
+    let observed = trade;
+    const extreme = extremes.get(held.instrument.fullSymbol);
+    if (extreme) {
+      const long = trade.side === "buy";
+      const [price, atMs] = long ? [extreme.bid, extreme.bidAtMs] : [extreme.ask, extreme.askAtMs];
+      observed = observe(observed, held.position, price, rate, equity, atMs);
+    }
+    observed = observe(observed, held.position, adversePrice(trade, quote.bid, quote.ask), rate, equity, nowMs);
     if (observed === trade) continue;
     trades ??= new Map(state.trades);
     trades.set(trade.key, observed);

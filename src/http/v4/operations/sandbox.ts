@@ -81,6 +81,7 @@ export const sandboxOperations = [
         askSize: input.AskSize,
       });
       await ctx.fillLoop.quoteChanged(quote);
+      await ctx.fillLoop.settleTrades();
       return [
         {
           Symbol: quote.symbol,
