@@ -54,6 +54,9 @@ async function shutdown(signal: string): Promise<void> {
   try {
     await app.close();
     await storage.close();
+    // A server counts as closed once its last connection ends, which can come before that
+    // response's onResponse hook has written its log line: let those run first.
+    await new Promise((resolve) => setImmediate(resolve));
     logger.info("stopped");
     process.exit(0);
   } catch (error) {
