@@ -28,6 +28,8 @@ import type { MarketQuote } from "../src/core/market/quote.js";
 import { seededRandom } from "../src/core/random.js";
 import { fromServiceSymbol } from "../src/core/symbols/instrument.js";
 import { FillLoop } from "../src/engine/fill-loop.js";
+import type { TradingFrame } from "../src/engine/frame/frame.js";
+import { openFrame } from "../src/engine/frame/open.js";
 import { MarketData } from "../src/engine/market-data.js";
 import { createPerson } from "../src/services/people.js";
 import { migrateToLatest } from "../src/store/migrate.js";
@@ -369,6 +371,7 @@ async function populate(storage: Storage, clock: ControllableClock, symbols: rea
     { email: "bench-owner@example.com", firstName: "Bench", lastName: "Owner", role: "person" },
   );
   const strategyIds: number[] = [];
+  const accountOf = new Map<number, number>();
   await transaction(storage, async (tx) => {
     for (let first = 0; first < LOOP_STRATEGIES; first += 500) {
       const rows = await tx
@@ -380,7 +383,6 @@ async function populate(storage: Storage, clock: ControllableClock, symbols: rea
             white_label_site_id: null,
             is_private: 0,
             starting_capital: "10000000",
-            cash: "10000000",
             short_description: null,
             long_description: null,
             pending_short_description: null,
@@ -394,6 +396,21 @@ async function populate(storage: Storage, clock: ControllableClock, symbols: rea
         .returning("id")
         .execute();
       strategyIds.push(...rows.map((row) => row.id));
+      const accounts = await tx
+        .insertInto("accounts")
+        .values(
+          rows.map((row) => ({
+            kind: "model" as const,
+            strategy_id: row.id,
+            cash: "10000000",
+            starting_cash: "10000000",
+            commission_plan: "Default",
+            created_at: MARKET_OPEN_MS,
+          })),
+        )
+        .returning(["id", "strategy_id"])
+        .execute();
+      for (const account of accounts) accountOf.set(account.strategy_id as number, account.id);
     }
   });
   const next = seededRandom(42);
@@ -404,8 +421,10 @@ async function populate(storage: Storage, clock: ControllableClock, symbols: rea
     const price = isLimit
       ? LIMIT_LOW + Math.floor(next() * (LIMIT_HIGH - LIMIT_LOW + 1))
       : STOP_LOW + Math.floor(next() * (STOP_HIGH - STOP_LOW + 1));
+    const strategyId = strategyIds[i % LOOP_STRATEGIES] as number;
     return {
-      strategy_id: strategyIds[i % LOOP_STRATEGIES] as number,
+      strategy_id: strategyId,
+      account_id: accountOf.get(strategyId) as number,
       symbol: symbols[Math.floor(i / ordersPerSymbol)] as string,
       symbol_type: "stock",
       order_type: isLimit ? ("limit" as const) : ("stop" as const),
@@ -481,12 +500,14 @@ async function feed(
     const quote = quotes[i] as MarketQuote;
     const t0 = performance.now();
     market.setQuote(quote);
-    await loop.quoteChanged(quote);
+    loop.quoteChanged(quote);
     durations[i] = performance.now() - t0;
     if ((i + 1) % reportEvery === 0) {
       progress(`  ${label}: ${i + 1} quotes, ${((performance.now() - started) / 1000).toFixed(1)} s`);
     }
   }
+  // The phase ends when all it filled is durably committed.
+  await loop.settleTrades();
   const seconds = (performance.now() - started) / 1000;
   durations.sort();
   const fills = await countFills(storage);
@@ -513,8 +534,10 @@ async function fillLoopBench(backend: BackendName, pgUrl: string | undefined): P
     backend === "postgres" ? { databaseUrl: pgUrl, dataDir, pgSchema: schema } : { dataDir },
   );
   let loop: FillLoop | undefined;
+  let frame: TradingFrame | undefined;
   const closeStorage = onCleanup(`close ${backend} storage`, async () => {
     await loop?.stop();
+    await frame?.close();
     await storage.close();
   });
   try {
@@ -526,7 +549,8 @@ async function fillLoopBench(backend: BackendName, pgUrl: string | undefined): P
     const insertSeconds = (performance.now() - insertStarted) / 1000;
 
     const market = new MarketData({ kind: "manual" }, clock);
-    loop = new FillLoop({ storage, clock }, market, pino({ level: "silent" }), { tickMs: 0 });
+    frame = openFrame(storage);
+    loop = new FillLoop({ storage, clock, market, frame }, market, pino({ level: "silent" }), { tickMs: 0 });
     progress(`${backend} fill loop: rebuilding the index (start)`);
     const rebuildStarted = performance.now();
     await loop.start();

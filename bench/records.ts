@@ -436,22 +436,34 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
       white_label_site_id: null,
       is_private: 0,
       starting_capital: String(STARTING_CAPITAL),
-      cash: formatDecimal(history.cash),
-      commissions_paid: formatDecimal(history.commissionsPaid),
-      plan_commissions: planCommissionsText(history.planCommissions),
       short_description: "Large US stocks, intraday and overnight, long and short.",
       long_description: "Trades ten large US stocks flat to flat, mostly within the day, some over a night or two.",
       pending_short_description: null,
       pending_long_description: null,
       review_note: null,
       trades_stocks: 1,
-      trading_version: history.fills.length,
       created_at: START_MS,
       updated_at: history.fills.at(-1)?.atMs ?? START_MS,
     })
     .returning("id")
     .executeTakeFirstOrThrow();
   const strategyId = Number(strategy.id);
+  const account = await storage.db
+    .insertInto("accounts")
+    .values({
+      kind: "model",
+      strategy_id: strategyId,
+      cash: formatDecimal(history.cash),
+      starting_cash: String(STARTING_CAPITAL),
+      version: history.fills.length,
+      commissions_paid: formatDecimal(history.commissionsPaid),
+      plan_commissions: planCommissionsText(history.planCommissions),
+      commission_plan: "Default",
+      created_at: START_MS,
+    })
+    .returning("id")
+    .executeTakeFirstOrThrow();
+  const accountId = Number(account.id);
   const { trades, fills, fees, maeEquity, instruments } = history;
   const symbolOf = (trade: TradePlan) => (instruments[trade.stock] as Instrument).fullSymbol;
 
@@ -466,6 +478,7 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
           const mae = maeAmount(trade);
           return {
             strategy_id: strategyId,
+            account_id: accountId,
             symbol: symbolOf(trade),
             symbol_type: "stock",
             side: trade.side,
@@ -514,6 +527,7 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
             .values(
               chunk.map(({ fill, trade, quantity, notional, side }) => ({
                 strategy_id: strategyId,
+                account_id: accountId,
                 symbol: symbolOf(trade),
                 symbol_type: "stock",
                 order_type: "market" as const,
@@ -549,6 +563,7 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
             chunk.map(({ fill, trade, quantity, fillPrice, notional, side, fee }, i) => ({
               order_id: orderIds[i] as number,
               strategy_id: strategyId,
+              account_id: accountId,
               symbol: symbolOf(trade),
               symbol_type: "stock",
               side,

@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { RateLimitConfig } from "./config.js";
 import { ControllableClock } from "./core/clock.js";
 import { FillLoop } from "./engine/fill-loop.js";
+import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
@@ -16,6 +17,7 @@ import { type BootstrapOutcome, ensureServiceAdmin } from "./services/bootstrap.
 import { loadClockSetting } from "./services/clock.js";
 import { KeySessions } from "./services/key-sessions.js";
 import type { Runtime } from "./services/runtime.js";
+import type { TradingRuntime } from "./services/trading.js";
 import { migrateToLatest } from "./store/migrate.js";
 import { settingOrInit } from "./store/settings.js";
 import type { Storage } from "./store/storage.js";
@@ -35,16 +37,16 @@ export interface AppOptions {
   /** How often the fill loop samples the market and checks due times (default 1000 ms; 0: only when driven). */
   readonly fillLoopTickMs?: number;
   /** Work on the migrated storage before the fill loop starts (demo data, whose history the loop must not race). */
-  readonly prepare?: (runtime: Runtime) => Promise<void>;
+  readonly prepare?: (runtime: Runtime & Pick<TradingRuntime, "frame">) => Promise<void>;
 }
 
 export interface App {
-  readonly runtime: Runtime & { readonly clock: ControllableClock };
+  readonly runtime: TradingRuntime & { readonly clock: ControllableClock };
   readonly market: MarketData;
   readonly fillLoop: FillLoop;
   readonly servers: Readonly<Record<ServerName, FastifyInstance>>;
   readonly bootstrap: BootstrapOutcome;
-  /** Stops the servers (finishing in-flight requests); the caller closes storage. */
+  /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
 
@@ -53,16 +55,23 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { storage, logger } = options;
   await migrateToLatest(storage);
   const clock = new ControllableClock(options.systemNow, await loadClockSetting(storage));
-  const runtime = { storage, clock };
-  const bootstrap = await ensureServiceAdmin(runtime, options.bootstrapAdminKey);
+  const bootstrap = await ensureServiceAdmin({ storage, clock }, options.bootstrapAdminKey);
   const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
   const sessions = new KeySessions();
-  await options.prepare?.(runtime);
+  const frame = openFrame(storage);
   const market = new MarketData(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
-  const fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
-    tickMs: options.fillLoopTickMs ?? 1000,
-  });
-  await fillLoop.start();
+  const runtime = { storage, clock, frame, market };
+  let fillLoop: FillLoop;
+  try {
+    await options.prepare?.(runtime);
+    fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
+      tickMs: options.fillLoopTickMs ?? 1000,
+    });
+    await fillLoop.start();
+  } catch (error) {
+    await frame.close();
+    throw error;
+  }
   const v4 = {
     market,
     fillLoop,
@@ -89,6 +98,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await fillLoop.stop();
+      await frame.close();
     },
   };
 }

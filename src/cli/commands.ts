@@ -1,5 +1,6 @@
 import { ROLES, type Role } from "../core/access.js";
 import { Refusal } from "../core/errors.js";
+import { openFrame } from "../engine/frame/open.js";
 import { describeDemo, seedDemo } from "../services/demo.js";
 import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
@@ -165,7 +166,8 @@ export const COMMANDS: readonly CliCommand[] = [
     synopsis: "demo   (fills an empty database with demo sites, people, keys and strategies with a year of history)",
     options: {},
     async run(runtime) {
-      const outcome = await seedDemo(runtime);
+      const frame = openFrame(runtime.storage);
+      const outcome = await seedDemo({ ...runtime, frame }).finally(() => frame.close());
       if (outcome.kind === "skipped") throw new Refusal([{ name: "AlreadyExists", message: describeDemo(outcome) }]);
       return {
         json: {

@@ -1,76 +1,71 @@
 import type { Logger } from "pino";
 import type { MarketQuote } from "../core/market/quote.js";
 import type { AdverseExtreme } from "../core/orders/execution.js";
-import { scheduleOf, sessionAt } from "../core/sessions.js";
-import { fromServiceSymbol } from "../core/symbols/instrument.js";
+import { TERMINAL, WORKING } from "../core/orders/status.js";
+import { type Schedule, scheduleOf, sessionAt, type TradingSession } from "../core/sessions.js";
+import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
 import { markClosesThrough } from "../services/equity-marks.js";
-import type { Runtime } from "../services/runtime.js";
-import {
-  type OrderEvents,
-  type StrategyOrders,
-  storedLiveOrders,
-  type TradingRuntime,
-  workStrategy,
-} from "../services/trading.js";
+import { type TradingRuntime, workStrategy } from "../services/trading.js";
+import { ORDERS_CHANNEL } from "../store/channels.js";
+import { storedLiveOrders } from "../store/live-orders.js";
 import { currentSchema } from "../store/migrate.js";
-import { ORDERS_CHANNEL } from "../store/trading-state.js";
+import type { WorkingAccount } from "./frame/account.js";
+import type { AccountChanges } from "./frame/journal-entry.js";
 import type { MarketData } from "./market-data.js";
-import { OrderIndex } from "./order-index.js";
+import { type LiveOrder, nextDueOf, OrderIndex, strategyOrdersOf, watchedTradesOf } from "./order-index.js";
 
 /**
- * The fill loop: it keeps every strategy's working orders in an index
- * (rebuilt from storage at start, so a restart loses none), samples the
- * market for the symbols that have working orders or open trades, and for each
- * new quote works only the strategies with an order the quote can fill; a
- * quote beyond an open trade's worst price is noted, and such strategies are
- * worked once a tick with the most adverse prices seen. On the same
- * passes it releases parked orders and expires DAY orders as their times
+ * The fill loop: it keeps every strategy's working orders in an index, and
+ * for each new quote works only the strategies with an order the quote can
+ * fill. The index follows each operation of the trading frame as it is
+ * applied, is rebuilt from storage at start (so a restart loses none), and on
+ * PostgreSQL follows the accounts other processes commit (their
+ * notifications). A quote beyond an open trade's worst price is only noted;
+ * such strategies are worked once a tick with the most adverse prices seen.
+ * Each tick also releases parked orders and expires DAY orders as their times
  * come, and marks every strategy's equity at each NYSE close the clock
- * passes. Each strategy is worked in its own locked transaction
- * (services/trading.ts), which re-reads the orders, so the index is a guide
- * and never the authority: a stale entry costs a transaction, not a wrong fill.
- *
- * Work is serialized: one quote or one catch-up at a time, in order. With
- * PostgreSQL, the processes sharing a database tell each other about changed
- * strategies (LISTEN/NOTIFY), so each one's index follows the others' orders.
+ * passes. The index is a guide, never the authority: working a strategy
+ * applies the trading rules to its state in the frame.
  */
 export interface FillLoopOptions {
   /** How often the market is sampled and due times are checked; 0 disables the timer (tests drive it). */
   readonly tickMs: number;
 }
 
-export class FillLoop implements OrderEvents {
+/** What is cached per symbol: its instrument, its session, the last quote worked. */
+interface SymbolState {
+  readonly instrument: Instrument | null;
+  readonly schedule: Schedule | null;
+  session: TradingSession | null;
+  /** The last quote worked, and the opening of the session it was worked in. */
+  last: { readonly quote: MarketQuote; readonly sessionOpensAtMs: number } | null;
+}
+
+export class FillLoop {
   readonly index = new OrderIndex();
   readonly #runtime: TradingRuntime;
-  readonly #lastQuote = new Map<string, { quote: MarketQuote; sessionOpensAtMs: number }>();
+  readonly #symbols = new Map<string, SymbolState>();
   /** Adverse prices seen for strategies' open trades since each was last worked. */
   readonly #adverse = new Map<number, Map<string, AdverseExtreme>>();
-  #queue: Promise<void> = Promise.resolve();
+  #catchingUp: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
   #stopListening: (() => Promise<void>) | null = null;
-  #ticking = false;
 
   constructor(
-    runtime: Runtime,
+    runtime: TradingRuntime,
     readonly market: MarketData,
     private readonly logger: Logger,
     private readonly options: FillLoopOptions,
   ) {
-    this.#runtime = { ...runtime, market, orderEvents: this };
-  }
-
-  /** The runtime trading services run with: their changes land in this loop's index. */
-  get runtime(): TradingRuntime {
-    return this.#runtime;
-  }
-
-  ordersChanged(orders: StrategyOrders): void {
-    this.index.update(orders);
+    this.#runtime = { ...runtime, market };
+    runtime.frame.listen({
+      applied: (strategyId, account, changes) => this.#follow(strategyId, account, changes),
+    });
   }
 
   /** Rebuilds the index from storage, follows other processes, and starts the timer. */
   async start(): Promise<void> {
-    for (const orders of await storedLiveOrders(this.#runtime)) this.index.update(orders);
+    for (const orders of await storedLiveOrders(this.#runtime.storage.db)) this.index.update(orders);
     const { storage } = this.#runtime;
     if (storage.listen) {
       const schema = await currentSchema(storage);
@@ -78,11 +73,7 @@ export class FillLoop implements OrderEvents {
     }
     if (this.options.tickMs > 0) {
       this.#timer = setInterval(() => {
-        if (this.#ticking) return;
-        this.#ticking = true;
-        this.catchUp().finally(() => {
-          this.#ticking = false;
-        });
+        if (this.#catchingUp === null) void this.catchUp();
       }, this.options.tickMs);
       this.#timer.unref();
     }
@@ -93,79 +84,100 @@ export class FillLoop implements OrderEvents {
     this.#timer = null;
     await this.#stopListening?.();
     this.#stopListening = null;
-    await this.#queue;
-  }
-
-  /** Works the strategies a new quote can fill orders of. */
-  quoteChanged(quote: MarketQuote): Promise<void> {
-    return this.#serially(() => this.#onQuote(quote));
+    await this.#catchingUp;
+    await this.#runtime.frame.drain();
   }
 
   /**
-   * Brings every strategy up to the clock: releases and expiries that are due,
-   * a fresh quote for every symbol with working orders or open trades, and the
-   * open trades' excursions.
+   * Works the strategies a new quote can fill orders of, at once: an account
+   * in memory is worked before this returns (its commit follows in the next
+   * batch). Quotes of a closed market and repeats of the last quote are
+   * skipped.
    */
-  catchUp(): Promise<void> {
-    return this.#serially(async () => {
-      const now = this.#runtime.clock.nowMs();
-      // Marks first: the closes passed were closes of the positions held before anything trades now.
-      try {
-        await markClosesThrough(this.#runtime, now);
-      } catch (error) {
-        this.logger.error({ err: error }, "marking equity failed");
-      }
-      for (const strategyId of this.index.due(now)) await this.#work(strategyId);
-      for (const symbol of this.index.symbols()) {
-        const instrument = fromServiceSymbol(symbol);
-        const quote = instrument && this.market.quote(instrument);
-        if (quote) await this.#onQuote(quote);
-      }
-      await this.#settleTrades();
-    });
-  }
-
-  #serially(work: () => Promise<void>): Promise<void> {
-    const next = this.#queue.then(work, work);
-    this.#queue = next.catch(() => undefined);
-    return next;
-  }
-
-  async #onQuote(quote: MarketQuote): Promise<void> {
-    const instrument = fromServiceSymbol(quote.symbol);
-    const session = instrument && sessionAt(scheduleOf(instrument), this.#runtime.clock.nowMs());
+  quoteChanged(quote: MarketQuote): void {
+    const symbol = this.#symbolState(quote.symbol);
+    if (!symbol.schedule) return;
+    const nowMs = this.#runtime.clock.nowMs();
+    let session: TradingSession | null = symbol.session;
+    if (!session || nowMs < session.opensAtMs || nowMs >= session.closesAtMs) {
+      session = sessionAt(symbol.schedule, nowMs);
+      symbol.session = session;
+    }
     if (!session) return;
-    const last = this.#lastQuote.get(quote.symbol);
+    const last = symbol.last?.sessionOpensAtMs === session.opensAtMs ? symbol.last.quote : null;
     // The same quote again in the same session is no new liquidity, and orders placed since were
     // tried against it when placed; in a new session it is worked again (orders placed while the
     // market was closed wait for it).
     if (
       last &&
-      last.sessionOpensAtMs === session.opensAtMs &&
-      last.quote.bid === quote.bid &&
-      last.quote.ask === quote.ask &&
-      last.quote.bidSize === quote.bidSize &&
-      last.quote.askSize === quote.askSize &&
-      last.quote.atMs === quote.atMs
+      last.bid === quote.bid &&
+      last.ask === quote.ask &&
+      last.bidSize === quote.bidSize &&
+      last.askSize === quote.askSize &&
+      last.atMs === quote.atMs
     ) {
       return;
     }
-    this.#lastQuote.set(quote.symbol, { quote, sessionOpensAtMs: session.opensAtMs });
+    symbol.last = { quote, sessionOpensAtMs: session.opensAtMs };
     // A new worst price for an open trade is only noted here; the strategy is worked for it at the
     // next settling (each tick), not on every quote of a trending market.
     for (const strategyId of this.index.adverse(quote.symbol, quote.bid, quote.ask)) {
       this.#noteAdverse(strategyId, quote);
     }
-    for (const strategyId of this.index.crossing(quote.symbol, quote.bid, quote.ask)) await this.#work(strategyId);
+    for (const strategyId of this.index.crossing(quote.symbol, quote.bid, quote.ask)) this.#work(strategyId);
+  }
+
+  /**
+   * Brings every strategy up to the clock: releases and expiries that are due,
+   * a fresh quote for every symbol with working orders or open trades, and the
+   * open trades' excursions. Resolves once all of it is committed.
+   */
+  catchUp(): Promise<void> {
+    const run = async () => {
+      const { frame } = this.#runtime;
+      // Marks first, of the accounts as committed: the closes passed were closes of the positions held before.
+      await frame.drain();
+      const now = this.#runtime.clock.nowMs();
+      try {
+        await markClosesThrough(this.#runtime, now);
+      } catch (error) {
+        this.logger.error({ err: error }, "marking equity failed");
+      }
+      for (const strategyId of this.index.due(now)) this.#work(strategyId);
+      for (const symbol of this.index.symbols()) {
+        const instrument = this.#symbolState(symbol).instrument;
+        const quote = instrument && this.market.quote(instrument);
+        if (quote) this.quoteChanged(quote);
+      }
+      this.#settleTrades();
+      await frame.drain();
+    };
+    const previous = this.#catchingUp ?? Promise.resolve();
+    const next = previous.then(run, run).finally(() => {
+      if (this.#catchingUp === next) this.#catchingUp = null;
+    });
+    this.#catchingUp = next;
+    return next;
   }
 
   /** Works the strategies whose open trades saw a new worst price since they were last worked. */
   settleTrades(): Promise<void> {
-    return this.#serially(() => this.#settleTrades());
+    this.#settleTrades();
+    return this.#runtime.frame.drain();
   }
 
-  async #settleTrades(): Promise<void> {
-    for (const strategyId of [...this.#adverse.keys()]) await this.#work(strategyId);
+  #settleTrades(): void {
+    for (const strategyId of [...this.#adverse.keys()]) this.#work(strategyId);
+  }
+
+  #symbolState(symbol: string): SymbolState {
+    let state = this.#symbols.get(symbol);
+    if (!state) {
+      const instrument = fromServiceSymbol(symbol);
+      state = { instrument, schedule: instrument && scheduleOf(instrument), session: null, last: null };
+      this.#symbols.set(symbol, state);
+    }
+    return state;
   }
 
   #noteAdverse(strategyId: number, quote: MarketQuote): void {
@@ -185,24 +197,65 @@ export class FillLoop implements OrderEvents {
     });
   }
 
-  async #work(strategyId: number): Promise<void> {
+  #work(strategyId: number): void {
     const extremes = this.#adverse.get(strategyId);
     this.#adverse.delete(strategyId);
-    try {
-      await workStrategy(this.#runtime, strategyId, extremes);
-    } catch (error) {
-      this.logger.error({ err: error, strategyId }, "working a strategy's orders failed");
-    }
+    workStrategy(this.#runtime, strategyId, extremes).catch((error: unknown) =>
+      this.logger.error({ err: error, strategyId }, "working a strategy's orders failed"),
+    );
   }
 
+  /** Keeps the index on what the frame did to an account. */
+  #follow(strategyId: number, account: WorkingAccount, changes: AccountChanges | null): void {
+    const { state } = account;
+    if (changes === null) {
+      this.index.replace(strategyOrdersOf(strategyId, this.#runtime.frame.versionOf(strategyId), state));
+      return;
+    }
+    const changed: LiveOrder[] = [];
+    const ended: number[] = [];
+    for (const id of changes.orders.keys()) {
+      const order = state.book.get(id);
+      const terms = state.terms.get(id);
+      if (!order || !terms || TERMINAL.has(order.state.status)) {
+        ended.push(id);
+        continue;
+      }
+      changed.push({
+        id,
+        strategyId,
+        instrument: terms.instrument,
+        side: terms.side,
+        type: terms.type,
+        limit: terms.limit,
+        stop: terms.stop,
+        working: WORKING.has(order.state.status),
+      });
+    }
+    const symbols = new Set<string>(changes.positions.keys());
+    for (const { row } of changes.trades.values()) symbols.add(row.symbol);
+    const watched =
+      symbols.size === 0 ? [] : watchedTradesOf(strategyId, state).filter((t) => symbols.has(t.fullSymbol));
+    this.index.apply(strategyId, changed, ended, { symbols, watched }, nextDueOf(state));
+  }
+
+  /** Another process committed accounts: their state here is dropped and their orders read again. */
   #heard(payload: string, schema: string): void {
-    const [from, id, version] = payload.split(":");
-    const strategyId = Number(id);
-    if (from !== schema || !(Number(version) > this.index.version(strategyId))) return;
-    storedLiveOrders(this.#runtime, [strategyId])
+    const [from, origin, list] = payload.split("|");
+    if (from !== schema || origin === this.#runtime.frame.origin || list === undefined) return;
+    const moved: number[] = [];
+    for (const item of list.split(",")) {
+      const [, strategy, version] = item.split(":").map(Number);
+      if (strategy === undefined || version === undefined || !(strategy > 0)) continue;
+      if (this.#runtime.frame.versionOf(strategy) >= version) continue;
+      this.#runtime.frame.forget(strategy);
+      moved.push(strategy);
+    }
+    if (moved.length === 0) return;
+    storedLiveOrders(this.#runtime.storage.db, moved)
       .then((changed) => {
         for (const orders of changed) this.index.update(orders);
       })
-      .catch((error: unknown) => this.logger.error({ err: error, strategyId }, "reloading a strategy's orders failed"));
+      .catch((error: unknown) => this.logger.error({ err: error }, "reading other processes' orders failed"));
   }
 }

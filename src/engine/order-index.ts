@@ -1,5 +1,88 @@
 import type { Decimal } from "../core/decimal.js";
-import type { LiveOrder, StrategyOrders } from "../services/trading.js";
+import type { TradingState } from "../core/orders/execution.js";
+import { TERMINAL, WORKING } from "../core/orders/status.js";
+import { averagePrice } from "../core/positions.js";
+import type { Instrument } from "../core/symbols/instrument.js";
+
+/** A live order as the index sees it. */
+export interface LiveOrder {
+  readonly id: number;
+  readonly strategyId: number;
+  readonly instrument: Instrument;
+  readonly side: "buy" | "sell";
+  readonly type: "market" | "limit" | "stop";
+  readonly limit: Decimal | null;
+  readonly stop: Decimal | null;
+  /** Working (may fill on a quote) or held (waits for a time or a parent). */
+  readonly working: boolean;
+}
+
+/** An open trade the fill loop watches: a price beyond `threshold` on the adverse side is a new worst. */
+export interface WatchedTrade {
+  readonly strategyId: number;
+  readonly fullSymbol: string;
+  /** The opening side: a long trade (buy) suffers below the threshold, a short one above. */
+  readonly side: "buy" | "sell";
+  /** The worst price seen, or the average entry price before the trade was ever under water. */
+  readonly threshold: Decimal;
+}
+
+/** Everything the index holds of one strategy. */
+export interface StrategyOrders {
+  readonly strategyId: number;
+  /** The account's committed version when read: a snapshot older than the one held is ignored. */
+  readonly version: number;
+  readonly live: readonly LiveOrder[];
+  /** The earliest time an order expires or is released, or null. */
+  readonly nextDueMs: number | null;
+  readonly openTrades: readonly WatchedTrade[];
+}
+
+/** The live orders, the due time and the watched trades of a strategy's trading state. */
+export function strategyOrdersOf(strategyId: number, version: number, state: TradingState): StrategyOrders {
+  const live: LiveOrder[] = [];
+  for (const order of state.book.values()) {
+    const terms = state.terms.get(order.id);
+    if (!terms || TERMINAL.has(order.state.status)) continue;
+    live.push({
+      id: order.id,
+      strategyId,
+      instrument: terms.instrument,
+      side: terms.side,
+      type: terms.type,
+      limit: terms.limit,
+      stop: terms.stop,
+      working: WORKING.has(order.state.status),
+    });
+  }
+  return { strategyId, version, live, nextDueMs: nextDueOf(state), openTrades: watchedTradesOf(strategyId, state) };
+}
+
+/** The earliest time an order of the state expires or is released, or null. */
+export function nextDueOf(state: TradingState): number | null {
+  let next: number | null = null;
+  const due = (at: number | null | undefined) => {
+    if (at !== null && at !== undefined && (next === null || at < next)) next = at;
+  };
+  for (const order of state.book.values()) {
+    if (TERMINAL.has(order.state.status)) continue;
+    due(state.expiresAtMs.get(order.id));
+    if (order.state.status === "PendingNew") due(order.parkedUntilMs);
+  }
+  return next;
+}
+
+/** The open trades of the state, each with the price beyond which it is worse off than ever. */
+export function watchedTradesOf(strategyId: number, state: TradingState): WatchedTrade[] {
+  const watched: WatchedTrade[] = [];
+  for (const held of state.positions.values()) {
+    const trade = state.trades.get(held.tradeKey);
+    const threshold = trade?.excursion?.worstPrice ?? averagePrice(held.position);
+    if (!trade || threshold === null) continue;
+    watched.push({ strategyId, fullSymbol: held.instrument.fullSymbol, side: trade.side, threshold });
+  }
+  return watched;
+}
 
 /**
  * The working orders of every strategy, indexed so that a quote finds only the
@@ -54,10 +137,12 @@ interface Placement {
 }
 
 interface StrategyEntry {
-  readonly version: number;
-  /** Order ids, and the negative ids the index gives watched trades. */
-  readonly placed: readonly number[];
-  readonly nextDueMs: number | null;
+  version: number;
+  /** Working orders on the ladders. */
+  readonly placed: Set<number>;
+  /** The negative ids the index gives watched trades, by symbol. */
+  readonly trades: Map<string, number>;
+  nextDueMs: number | null;
 }
 
 /** The first index whose key is greater than `key` (or >= with `inclusive` false: the lower bound). */
@@ -96,30 +181,83 @@ export class OrderIndex {
   readonly #strategies = new Map<number, StrategyEntry>();
   #lastTradeId = 0;
 
-  /** Replaces what the index holds for a strategy, unless it already holds a newer state. */
+  /** Replaces what the index holds for a strategy, unless it already holds that version or a newer one. */
   update(orders: StrategyOrders): boolean {
     const held = this.#strategies.get(orders.strategyId);
     if (held && held.version >= orders.version) return false;
-    for (const id of held?.placed ?? []) this.#remove(id);
-    const placed: number[] = [];
-    for (const order of orders.live) {
-      if (!order.working) continue;
-      this.#place(order.id, order.strategyId, placementOf(order));
-      placed.push(order.id);
-    }
-    for (const trade of orders.openTrades) {
-      const id = --this.#lastTradeId;
-      const long = trade.side === "buy";
-      const threshold = trade.threshold as bigint;
-      this.#place(id, trade.strategyId, {
-        symbol: trade.fullSymbol,
-        ladder: long ? "longTrade" : "shortTrade",
-        key: long ? -threshold : threshold,
-      });
-      placed.push(id);
-    }
-    this.#strategies.set(orders.strategyId, { version: orders.version, placed, nextDueMs: orders.nextDueMs });
+    this.replace(orders);
     return true;
+  }
+
+  /** Replaces what the index holds for a strategy. */
+  replace(orders: StrategyOrders): void {
+    const held = this.#strategies.get(orders.strategyId);
+    for (const id of held?.placed ?? []) this.#remove(id);
+    for (const id of held?.trades.values() ?? []) this.#remove(id);
+    const entry: StrategyEntry = {
+      version: orders.version,
+      placed: new Set(),
+      trades: new Map(),
+      nextDueMs: orders.nextDueMs,
+    };
+    this.#strategies.set(orders.strategyId, entry);
+    for (const order of orders.live) this.#placeOrder(entry, order);
+    for (const trade of orders.openTrades) this.#watch(entry, trade);
+  }
+
+  /**
+   * Follows one operation on a strategy: the orders it changed are placed on
+   * or taken off the ladders, the open trades of the symbols it touched are
+   * watched anew, and the due time is the state's.
+   */
+  apply(
+    strategyId: number,
+    changedOrders: readonly LiveOrder[],
+    endedOrders: readonly number[],
+    trades: { readonly symbols: Iterable<string>; readonly watched: readonly WatchedTrade[] },
+    nextDueMs: number | null,
+  ): void {
+    let entry = this.#strategies.get(strategyId);
+    if (!entry) {
+      entry = { version: -1, placed: new Set(), trades: new Map(), nextDueMs };
+      this.#strategies.set(strategyId, entry);
+    }
+    entry.nextDueMs = nextDueMs;
+    for (const id of endedOrders) {
+      if (entry.placed.delete(id)) this.#remove(id);
+    }
+    for (const order of changedOrders) this.#placeOrder(entry, order);
+    for (const symbol of trades.symbols) {
+      const id = entry.trades.get(symbol);
+      if (id === undefined) continue;
+      this.#remove(id);
+      entry.trades.delete(symbol);
+    }
+    for (const trade of trades.watched) this.#watch(entry, trade);
+  }
+
+  #placeOrder(entry: StrategyEntry, order: LiveOrder): void {
+    if (entry.placed.has(order.id)) {
+      if (order.working) return;
+      entry.placed.delete(order.id);
+      this.#remove(order.id);
+      return;
+    }
+    if (!order.working) return;
+    this.#place(order.id, order.strategyId, placementOf(order));
+    entry.placed.add(order.id);
+  }
+
+  #watch(entry: StrategyEntry, trade: WatchedTrade): void {
+    const id = --this.#lastTradeId;
+    const long = trade.side === "buy";
+    const threshold = trade.threshold as bigint;
+    this.#place(id, trade.strategyId, {
+      symbol: trade.fullSymbol,
+      ladder: long ? "longTrade" : "shortTrade",
+      key: long ? -threshold : threshold,
+    });
+    entry.trades.set(trade.fullSymbol, id);
   }
 
   /** The strategies with an order the quote may fill. */
@@ -174,7 +312,7 @@ export class OrderIndex {
   /** Working orders in the index (watched trades not counted). */
   get workingOrders(): number {
     let count = 0;
-    for (const id of this.#placements.keys()) if (id > 0) count += 1;
+    for (const entry of this.#strategies.values()) count += entry.placed.size;
     return count;
   }
 

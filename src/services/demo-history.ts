@@ -99,7 +99,7 @@ async function tradeDay(
  * through every NYSE trading day up to the last close before `nowMs`.
  */
 export async function tradeDemoHistory(
-  runtime: Runtime,
+  runtime: Runtime & Pick<TradingRuntime, "frame">,
   traders: readonly DemoTrader[],
   nowMs: number,
   // A little over a year, so the record holds a full year of marks and its returns are annualized.
@@ -107,7 +107,7 @@ export async function tradeDemoHistory(
 ): Promise<number[]> {
   const clock = new ControllableClock(() => nowMs, { kind: "fixed", atMs: nowMs - days * 86_400_000 });
   const market = new MarketData({ kind: "simulated", seed: "strategy-hub" }, clock);
-  const history: TradingRuntime = { storage: runtime.storage, clock, market, orderEvents: { ordersChanged() {} } };
+  const history: TradingRuntime = { storage: runtime.storage, clock, market, frame: runtime.frame };
   const ids: number[] = [];
   for (const trader of traders) {
     const { strategyId } = await addStrategy(

@@ -7,6 +7,7 @@ import { createPerson } from "./people.js";
 import { addProfile, type NewProfile } from "./profiles.js";
 import type { Runtime } from "./runtime.js";
 import { createSite } from "./sites.js";
+import type { TradingRuntime } from "./trading.js";
 
 /** One person of the demo data with a key to call the service as them. */
 export interface DemoPerson {
@@ -47,7 +48,7 @@ const PASSWORD = "demo password 2026";
  * engine, so a newcomer can call every operation at once. Customers are signed up through
  * AddProfile's own rules, as their site's administrator.
  */
-export async function seedDemo(runtime: Runtime): Promise<DemoOutcome> {
+export async function seedDemo(runtime: Runtime & Pick<TradingRuntime, "frame">): Promise<DemoOutcome> {
   const db = runtime.storage.db;
   const site = await db.selectFrom("sites").select("id").limit(1).executeTakeFirst();
   const customer = await db.selectFrom("persons").select("id").where("role", "!=", "admin").limit(1).executeTakeFirst();

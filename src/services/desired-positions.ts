@@ -18,10 +18,10 @@ import { type TradingState, withBook } from "../core/orders/execution.js";
 import { TERMINAL } from "../core/orders/status.js";
 import { hasExpired, type OrderTerms, SIGNAL_TYPES } from "../core/orders/terms.js";
 import type { Instrument } from "../core/symbols/instrument.js";
-import { insertOrder, instrumentOf } from "../store/trading-state.js";
+import { instrumentOf } from "../store/trading-state.js";
 import { type OrderView, orderViews } from "./order-reads.js";
 import { checkBuyingPower } from "./orders.js";
-import { marketViewAt, type TradingContext, tradeOn } from "./trading.js";
+import { type TradingContext, tradeOn } from "./trading.js";
 
 /**
  * SetDesiredPositions: the owner states the portfolio the strategy must
@@ -103,14 +103,10 @@ export async function setDesiredPositions(
   engage = false,
 ): Promise<DesiredPositionsOutcome> {
   checkDesired(positions, ctx.clock.nowMs());
-  const outcome = await tradeOn(ctx, strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
-    if (engage) {
-      await tx
-        .updateTable("strategies")
-        .set({ desired_positions: JSON.stringify(positions.map(storedPosition)) })
-        .where("id", "=", strategy.id)
-        .execute();
-    }
+  const outcome = await tradeOn(ctx, strategyId, (op) => {
+    const { nowMs, market } = op;
+    const loaded = op.account.state;
+    if (engage) op.setDesiredPositions(JSON.stringify(positions.map(storedPosition)));
     const events: BookEvent[] = [];
     let state: TradingState = loaded;
     const canceled: number[] = [];
@@ -128,22 +124,15 @@ export async function setDesiredPositions(
     for (const p of positions) instruments.set(p.instrument.fullSymbol, p.instrument);
     const created: number[] = [];
     const rejected: RejectedOrder[] = [];
-    const market = marketViewAt(ctx.market, nowMs);
-    const add = async (terms: OrderTerms, parentId: number | null): Promise<number> => {
-      const id = await insertOrder(
-        tx,
-        strategy.id,
-        {
-          terms,
-          parentId,
-          ocaGroupId: null,
-          cancelReplaceId: null,
-          parkedUntilMs: null,
-          doNotCreateOca: false,
-          doNotSyncToOpen: false,
-        },
-        nowMs,
-      );
+    const add = (terms: OrderTerms, parentId: number | null): number => {
+      const id = op.newOrder({
+        terms,
+        cancelReplaceId: null,
+        parkedUntilMs: null,
+        doNotCreateOca: false,
+        doNotSyncToOpen: false,
+        localSignalId: null,
+      });
       state = { ...state, terms: new Map(state.terms).set(id, terms) };
       state = withBook(state, submit(state.book, { id, quantity: terms.quantity, parentId }, nowMs), events);
       created.push(id);
@@ -160,7 +149,7 @@ export async function setDesiredPositions(
         const shrinking = !reversing && compare(abs(target), abs(held)) < 0;
         if (reversing || shrinking) {
           const quantity = reversing ? abs(held) : abs(sub(held, target));
-          closeId = await add(marketOrder(instrument, sign(held) > 0 ? "sell" : "buy", quantity, "close"), null);
+          closeId = add(marketOrder(instrument, sign(held) > 0 ? "sell" : "buy", quantity, "close"), null);
           toOpen = reversing ? target : ZERO;
         } else {
           toOpen = sub(target, held);
@@ -175,7 +164,7 @@ export async function setDesiredPositions(
         rejected.push({ terms, reason: error.message });
         continue;
       }
-      await add(terms, closeId);
+      add(terms, closeId);
     }
     return { state, result: { created, canceled, rejected } };
   });
@@ -207,13 +196,10 @@ const storedPosition = (position: DesiredPosition): StoredPosition => ({
 
 /** The portfolio the legacy desired-positions mode holds, or null when the mode is off. */
 export async function heldPortfolio(ctx: TradingContext, strategyId: number): Promise<DesiredPosition[] | null> {
-  const row = await ctx.storage.db
-    .selectFrom("strategies")
-    .select("desired_positions")
-    .where("id", "=", strategyId)
-    .executeTakeFirst();
-  if (!row?.desired_positions) return null;
-  return (JSON.parse(row.desired_positions) as StoredPosition[]).map((p) => ({
+  const account = (await ctx.frame.committedAccounts([strategyId])).get(strategyId);
+  const portfolio = account?.strategy.desiredPositions;
+  if (!portfolio) return null;
+  return (JSON.parse(portfolio) as StoredPosition[]).map((p) => ({
     instrument: instrumentOf(p.symbol, p.symbolType),
     quantity: decimal(p.quantity),
   }));
@@ -221,9 +207,8 @@ export async function heldPortfolio(ctx: TradingContext, strategyId: number): Pr
 
 /** Turns the legacy desired-positions mode off: holdings stay as they are and signal entry works again. */
 export async function releasePortfolio(ctx: TradingContext, strategyId: number): Promise<void> {
-  await ctx.storage.db
-    .updateTable("strategies")
-    .set({ desired_positions: null })
-    .where("id", "=", strategyId)
-    .execute();
+  await tradeOn(ctx, strategyId, (op) => {
+    op.setDesiredPositions(null);
+    return { state: op.account.state, result: undefined };
+  });
 }

@@ -3,10 +3,11 @@ import { add, decimal, div, formatDecimal, fromInteger, ZERO } from "../core/dec
 import type { Position } from "../core/positions.js";
 import { currentOrNextSession, US_EQUITIES } from "../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
+import { marketViewAt } from "../engine/market-view.js";
 import { readSetting, writeSetting } from "../store/settings.js";
 import { instrumentOf } from "../store/trading-state.js";
 import { transaction } from "../store/transaction.js";
-import { marketViewAt, type TradingRuntime } from "./trading.js";
+import type { TradingRuntime } from "./trading.js";
 
 /**
  * Daily equity marks: at every NYSE close (16:00 New York, 13:00 on early
@@ -48,12 +49,21 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
   await transaction(runtime.storage, async (tx) => {
     // Nothing trades while the clock passes these closes: the accounts as they stand now are theirs.
     const strategies = await tx
-      .selectFrom("strategies")
-      .select(["id", "cash", "commissions_paid", "plan_commissions", "created_at"])
-      .where("is_alive", "=", 1)
-      .where("created_at", "<", closes[closes.length - 1] as number)
+      .selectFrom("strategies as s")
+      .innerJoin("accounts as a", "a.strategy_id", "s.id")
+      .select(["s.id", "a.cash", "a.commissions_paid", "a.plan_commissions", "s.created_at"])
+      .where("s.is_alive", "=", 1)
+      .where("s.created_at", "<", closes[closes.length - 1] as number)
       .execute();
-    const positions = strategies.length === 0 ? [] : await tx.selectFrom("positions").selectAll().execute();
+    const positions =
+      strategies.length === 0
+        ? []
+        : await tx
+            .selectFrom("positions as p")
+            .innerJoin("accounts as a", "a.id", "p.account_id")
+            .selectAll("p")
+            .where("a.kind", "=", "model")
+            .execute();
     const held = new Map<number, { instrument: Instrument; position: Position }[]>();
     for (const p of positions) {
       held.set(p.strategy_id, [

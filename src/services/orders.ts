@@ -14,16 +14,9 @@ import {
   SIGNAL_TYPES,
 } from "../core/orders/terms.js";
 import type { Instrument } from "../core/symbols/instrument.js";
-import {
-  insertOrder,
-  newOcaGroup,
-  type OrderRow,
-  type StrategyRow,
-  stateOfRow,
-  termsOfRow,
-} from "../store/trading-state.js";
-import type { Tx } from "../store/transaction.js";
-import { marketViewAt, type TradingContext, tradeOn } from "./trading.js";
+import type { StrategyOfAccount } from "../engine/frame/account.js";
+import type { AccountOperation } from "../engine/frame/frame.js";
+import { type TradingContext, tradeOn } from "./trading.js";
 
 /** An order as the owner sends it (NewStrategyOrder, ReplaceStrategyOrder; legacy submitSignal later). */
 export interface OrderInput extends Omit<OrderRequest, "conditional"> {
@@ -50,27 +43,11 @@ export interface PlacedOrder {
 
 const signalField = "Order";
 
-/** Adds an order of the strategy (a parent or the one replaced) to the loaded state when it is not there. */
-async function ensureLoaded(tx: Tx, state: TradingState, strategyId: number, id: number, field: string) {
-  if (state.book.has(id)) return state;
-  const row = (await tx
-    .selectFrom("orders")
-    .selectAll()
-    .where("id", "=", id)
-    .where("strategy_id", "=", strategyId)
-    .executeTakeFirst()) as OrderRow | undefined;
-  if (!row) throw refuse("NotFound", { field, message: `No signal ${id} in strategy ${strategyId}` });
-  return {
-    ...state,
-    book: new Map(state.book).set(id, {
-      id,
-      state: stateOfRow(row),
-      parentId: row.parent_id,
-      ocaGroup: row.oca_group_id,
-      parkedUntilMs: row.parked_until,
-    }),
-    terms: new Map(state.terms).set(id, termsOfRow(row)),
-  };
+/** The state with an order of the account (a parent or the one replaced) in its book; refused when there is none. */
+function ensureLoaded(op: AccountOperation, state: TradingState, id: number, field: string): TradingState {
+  const loaded = op.withOrder(state, id);
+  if (!loaded) throw refuse("NotFound", { field, message: `No signal ${id} in strategy ${op.account.strategy.id}` });
+  return loaded;
 }
 
 /** The price an order would trade at now, for the buying-power check; null when none is known yet. */
@@ -127,35 +104,25 @@ interface Placement {
   readonly placed: PlacedOrder;
 }
 
-/** Stores the entry and its exits and puts them in the book. */
-async function place(
-  tx: Tx,
-  strategy: StrategyRow,
+/** Records the entry and its exits and puts them in the book. */
+function place(
+  op: AccountOperation,
   state: TradingState,
   terms: OrderTerms,
   input: OrderInput,
   links: { parentId: number | null; replacing: { id: number; keepOcaGroup: boolean } | null },
-  nowMs: number,
-): Promise<Placement> {
+): Placement {
+  const { nowMs } = op;
   const events: BookEvent[] = [];
-  const old = links.replacing ? state.book.get(links.replacing.id) : undefined;
-  const ocaOfOld = links.replacing?.keepOcaGroup ? (old?.ocaGroup ?? null) : null;
   const parkedUntilMs = input.parkedUntilMs !== undefined && input.parkedUntilMs > nowMs ? input.parkedUntilMs : null;
-  const id = await insertOrder(
-    tx,
-    strategy.id,
-    {
-      terms,
-      parentId: links.parentId,
-      ocaGroupId: ocaOfOld,
-      cancelReplaceId: links.replacing?.id ?? null,
-      parkedUntilMs,
-      doNotCreateOca: input.doNotCreateOcaGroup === true,
-      doNotSyncToOpen: input.doNotSyncToOpen === true,
-      localSignalId: input.localSignalId ?? null,
-    },
-    nowMs,
-  );
+  const id = op.newOrder({
+    terms,
+    cancelReplaceId: links.replacing?.id ?? null,
+    parkedUntilMs,
+    doNotCreateOca: input.doNotCreateOcaGroup === true,
+    doNotSyncToOpen: input.doNotSyncToOpen === true,
+    localSignalId: input.localSignalId ?? null,
+  });
   let current: TradingState = { ...state, terms: new Map(state.terms).set(id, terms) };
   current = links.replacing
     ? withBook(
@@ -176,26 +143,19 @@ async function place(
       );
   const exits = exitTermsOf(terms);
   const both = exits.profitTarget !== null && exits.stopLoss !== null;
-  const ocaGroup =
-    both && input.doNotCreateOcaGroup !== true ? await newOcaGroup(tx, strategy.id, input.localOcaId ?? null) : null;
+  const ocaGroup = both && input.doNotCreateOcaGroup !== true ? op.newOcaGroup(input.localOcaId ?? null) : null;
   const exitIds: { profitTarget: number | null; stopLoss: number | null } = { profitTarget: null, stopLoss: null };
   for (const kind of ["profitTarget", "stopLoss"] as const) {
     const exit = exits[kind];
     if (!exit) continue;
-    const exitId = await insertOrder(
-      tx,
-      strategy.id,
-      {
-        terms: exit,
-        parentId: id,
-        ocaGroupId: ocaGroup,
-        cancelReplaceId: null,
-        parkedUntilMs: null,
-        doNotCreateOca: input.doNotCreateOcaGroup === true,
-        doNotSyncToOpen: input.doNotSyncToOpen === true,
-      },
-      nowMs,
-    );
+    const exitId = op.newOrder({
+      terms: exit,
+      cancelReplaceId: null,
+      parkedUntilMs: null,
+      doNotCreateOca: input.doNotCreateOcaGroup === true,
+      doNotSyncToOpen: input.doNotSyncToOpen === true,
+      localSignalId: null,
+    });
     current = { ...current, terms: new Map(current.terms).set(exitId, exit) };
     current = withBook(
       current,
@@ -281,35 +241,20 @@ const isHeldBy = (book: Book, parentId: number | null) =>
   parentId !== null && book.get(parentId)?.state.status !== "Filled";
 
 /** Refuses caller-chosen ids already used in the strategy (signal ids and OCA ids, across all time). */
-async function checkLocalIds(tx: Tx, strategyId: number, input: OrderInput): Promise<void> {
+function checkLocalIds(op: AccountOperation, input: OrderInput): void {
   for (const [id, field] of [
     [input.localSignalId, "signalid"],
     [input.localOcaId, "ocaid"],
   ] as const) {
-    if (id === undefined) continue;
-    const signal = await tx
-      .selectFrom("orders")
-      .select("id")
-      .where("strategy_id", "=", strategyId)
-      .where((eb) =>
-        eb.or([eb("local_signal_id", "=", id), ...(/^\d{1,15}$/.test(id) ? [eb("id", "=", Number(id))] : [])]),
-      )
-      .executeTakeFirst();
-    const group = await tx
-      .selectFrom("oca_groups")
-      .select("id")
-      .where("strategy_id", "=", strategyId)
-      .where("local_id", "=", id)
-      .executeTakeFirst();
-    if (signal || group) {
+    if (id !== undefined && op.localIdInUse(id)) {
       throw refuse("AlreadyExists", { field, message: `${id} is already used in this strategy as a signal or OCA id` });
     }
   }
 }
 
 /** While the legacy desired-positions mode holds a strategy's portfolio, no signal is entered by hand. */
-function checkSignalEntry(strategy: StrategyRow): void {
-  if (strategy.desired_positions !== null) {
+function checkSignalEntry(strategy: StrategyOfAccount): void {
+  if (strategy.desiredPositions !== null) {
     throw refuse("NewOrderRejected", {
       field: "StrategyId",
       message: "The strategy is in desired-positions mode: set its positions, or turn the mode off (stop/stop) first",
@@ -317,21 +262,14 @@ function checkSignalEntry(strategy: StrategyRow): void {
   }
 }
 
-/** Places one order (with its exits) in a locked strategy. */
-async function placeStep(
-  tx: Tx,
-  strategy: StrategyRow,
-  loaded: TradingState,
-  input: OrderInput,
-  nowMs: number,
-  market: MarketView,
-) {
-  checkSignalEntry(strategy);
+/** Places one order (with its exits) in the account. */
+function placeStep(op: AccountOperation, loaded: TradingState, input: OrderInput): Placement {
+  checkSignalEntry(op.account.strategy);
   let state = loaded;
-  await checkLocalIds(tx, strategy.id, input);
+  checkLocalIds(op, input);
   const parentId = input.parentSignalId ?? null;
   if (parentId !== null) {
-    state = await ensureLoaded(tx, state, strategy.id, parentId, `${signalField}.ParentSignalId`);
+    state = ensureLoaded(op, state, parentId, `${signalField}.ParentSignalId`);
     const parent = state.book.get(parentId);
     if (parent && TERMINAL.has(parent.state.status) && parent.state.status !== "Filled") {
       throw refuse("NewOrderRejected", {
@@ -340,16 +278,16 @@ async function placeStep(
       });
     }
   }
-  const terms = termsFor(input, state, parentId, nowMs);
-  checkBuyingPower(state, terms, market);
-  return place(tx, strategy, state, terms, input, { parentId, replacing: null }, nowMs);
+  const terms = termsFor(input, state, parentId, op.nowMs);
+  checkBuyingPower(state, terms, op.market);
+  return place(op, state, terms, input, { parentId, replacing: null });
 }
 
 /** NewStrategyOrder: places an order (with its exits); with CancelReplaceSignalId it replaces that one. */
 export async function placeOrder(ctx: TradingContext, input: OrderInput): Promise<PlacedOrder> {
   if (input.cancelReplaceSignalId !== undefined) return replaceOrder(ctx, input);
-  return tradeOn(ctx, input.strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
-    const { state, placed } = await placeStep(tx, strategy, loaded, input, nowMs, marketViewAt(ctx.market, nowMs));
+  return tradeOn(ctx, input.strategyId, (op) => {
+    const { state, placed } = placeStep(op, op.account.state, input);
     return { state, result: placed };
   });
 }
@@ -360,17 +298,9 @@ export async function placeWithParent(
   parent: OrderInput,
   child: OrderInput,
 ): Promise<{ readonly parent: PlacedOrder; readonly child: PlacedOrder }> {
-  return tradeOn(ctx, child.strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
-    const market = marketViewAt(ctx.market, nowMs);
-    const first = await placeStep(tx, strategy, loaded, parent, nowMs, market);
-    const second = await placeStep(
-      tx,
-      strategy,
-      first.state,
-      { ...child, parentSignalId: first.placed.signalId },
-      nowMs,
-      market,
-    );
+  return tradeOn(ctx, child.strategyId, (op) => {
+    const first = placeStep(op, op.account.state, parent);
+    const second = placeStep(op, first.state, { ...child, parentSignalId: first.placed.signalId });
     return { state: second.state, result: { parent: first.placed, child: second.placed } };
   });
 }
@@ -390,11 +320,11 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
       message: "CancelReplaceSignalId is required",
     });
   }
-  return tradeOn(ctx, input.strategyId, ctx.caller, async (tx, strategy, loaded, nowMs) => {
+  return tradeOn(ctx, input.strategyId, (op) => {
     const field = `${signalField}.CancelReplaceSignalId`;
-    checkSignalEntry(strategy);
-    await checkLocalIds(tx, strategy.id, input);
-    const state = await ensureLoaded(tx, loaded, strategy.id, oldId, field);
+    checkSignalEntry(op.account.strategy);
+    checkLocalIds(op, input);
+    const state = ensureLoaded(op, op.account.state, oldId, field);
     const old = state.book.get(oldId);
     const oldTerms = state.terms.get(oldId);
     if (!old || !oldTerms) throw refuse("NotFound", { field, message: `No signal ${oldId}` });
@@ -438,33 +368,24 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
       });
     }
     if (errors.length > 0) throw new Refusal(errors);
-    const checked = termsFor(input, state, old.parentId, nowMs, oldTerms.openClose);
+    const checked = termsFor(input, state, old.parentId, op.nowMs, oldTerms.openClose);
     const terms: OrderTerms = { ...checked, signalType: oldTerms.signalType };
     // Only what the replacement adds to the old order's quantity needs new buying power.
     if (compare(terms.quantity, oldTerms.quantity) > 0) {
-      checkBuyingPower(
-        state,
-        { ...terms, quantity: sub(terms.quantity, oldTerms.quantity) },
-        marketViewAt(ctx.market, nowMs),
-      );
+      checkBuyingPower(state, { ...terms, quantity: sub(terms.quantity, oldTerms.quantity) }, op.market);
     }
-    const placement = await place(
-      tx,
-      strategy,
-      state,
-      terms,
-      input,
-      { parentId: old.parentId, replacing: { id: oldId, keepOcaGroup: input.doNotCreateOcaGroup !== true } },
-      nowMs,
-    );
+    const placement = place(op, state, terms, input, {
+      parentId: old.parentId,
+      replacing: { id: oldId, keepOcaGroup: input.doNotCreateOcaGroup !== true },
+    });
     return { state: placement.state, result: placement.placed };
   });
 }
 
 /** CancelStrategyOrder: cancels a live signal with its exits and OCA siblings. */
 export async function cancelOrder(ctx: TradingContext, strategyId: number, signalId: number): Promise<PlacedOrder> {
-  return tradeOn(ctx, strategyId, ctx.caller, async (tx, strategy, loaded) => {
-    const state = await ensureLoaded(tx, loaded, strategy.id, signalId, "SignalId");
+  return tradeOn(ctx, strategyId, (op) => {
+    const state = ensureLoaded(op, op.account.state, signalId, "SignalId");
     const order = state.book.get(signalId);
     if (!order) throw refuse("NotFound", { field: "SignalId", message: `No signal ${signalId}` });
     if (!CANCELLABLE.has(order.state.status)) {

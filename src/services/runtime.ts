@@ -1,6 +1,7 @@
 import type { Caller } from "../core/access.js";
 import type { ControllableClock } from "../core/clock.js";
 import type { Storage } from "../store/storage.js";
+import type { Tx } from "../store/transaction.js";
 
 /** What every service call needs from the running service. */
 export interface Runtime {
@@ -8,7 +9,22 @@ export interface Runtime {
   readonly clock: ControllableClock;
 }
 
-/** A service call on behalf of a caller: who, on what storage, at what time. */
+/** A service call on behalf of a caller: who, on what storage, at what time, in which transaction. */
 export interface RequestContext extends Runtime {
+  /** Whom the rules are applied to: the key's holder, or the person a platform key or an administrator acts for. */
   readonly caller: Caller;
+  /** Who acts when it is not the caller themself (audit records both). */
+  readonly actor?: Caller;
+  /** The transaction the call runs in when a caller opened one: services join it. */
+  readonly tx?: Tx;
 }
+
+/** The context of a call made for someone else: the rules see `person`, audit sees who acted. */
+export const actingFor = <C extends RequestContext>(ctx: C, person: Caller): C => ({
+  ...ctx,
+  caller: person,
+  actor: ctx.actor ?? ctx.caller,
+});
+
+/** The database handle a service runs its statements on: the caller's transaction, or the storage. */
+export const dbOf = (ctx: Runtime & { readonly tx?: Tx }): Tx => ctx.tx ?? ctx.storage.db;

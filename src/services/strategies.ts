@@ -3,7 +3,7 @@ import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
 import type { DescriptionReview } from "../store/schema.js";
-import { insertStrategy } from "../store/strategy-rows.js";
+import { insertStrategy, touchModelAccount } from "../store/strategy-rows.js";
 import { transaction } from "../store/transaction.js";
 import { memberOf, personsWithSites } from "./person-view.js";
 import type { RequestContext } from "./runtime.js";
@@ -109,6 +109,7 @@ export async function updateStrategy(
         .set({ ...update, updated_at: ctx.clock.nowMs() })
         .where("id", "=", strategy.id)
         .execute();
+      if (update.name !== undefined) await touchModelAccount(tx, strategy.id);
     }
     return { strategyId: strategy.id };
   });

@@ -1,13 +1,12 @@
-import { type AccountSummary, markPositions, summarize } from "../core/account.js";
+import type { AccountSummary } from "../core/account.js";
 import { type Decimal, decimal, sub } from "../core/decimal.js";
 import { type StrategyStatistics, strategyStatistics, type TradeSummary } from "../core/statistics.js";
 import { SECURITY_TYPES, type SecurityType, type SymbolType } from "../core/symbols/instrument.js";
 import type { Storage } from "../store/storage.js";
-import { instrumentOf } from "../store/trading-state.js";
 import type { viewableStrategy } from "./closed-trades.js";
 import { equitySeries } from "./equity.js";
 import type { RequestContext } from "./runtime.js";
-import { marketViewAt, type TradingRuntime } from "./trading.js";
+import { modelAccount, type TradingRuntime, tradingVersion } from "./trading.js";
 
 /**
  * GetStrategyDetails: a strategy's description, its model account now, and
@@ -96,15 +95,15 @@ export async function strategyDetails(
   const series = await equitySeries(ctx, strategyId, "Default");
   const { strategy } = series;
   const db = ctx.storage.db;
-  const [owner, record, positions] = await Promise.all([
+  const [owner, account] = await Promise.all([
     db
       .selectFrom("persons")
       .select(["alias", "first_name", "last_name"])
       .where("id", "=", strategy.owner_person_id)
       .executeTakeFirst(),
-    tradingRecord(ctx, strategyId, strategy.trading_version),
-    db.selectFrom("positions").selectAll().where("strategy_id", "=", strategyId).execute(),
+    modelAccount(ctx, strategyId),
   ]);
+  const record = await tradingRecord(ctx, strategyId, await tradingVersion(ctx, strategyId));
   const nowMs = ctx.clock.nowMs();
   const startingCash: Decimal = decimal(strategy.starting_capital);
   const statistics = strategyStatistics({
@@ -115,16 +114,6 @@ export async function strategyDetails(
     closedTrades: record.closed,
     latestTradeAtMs: record.latestFillAtMs,
   });
-  const account = summarize(
-    decimal(strategy.cash),
-    markPositions(
-      positions.map((p) => ({
-        instrument: instrumentOf(p.symbol, p.symbol_type),
-        position: { quantity: decimal(p.quantity), cost: decimal(p.cost) },
-      })),
-      marketViewAt(ctx.market, nowMs),
-    ),
-  );
   const ownerName = owner ? (owner.alias ?? `${owner.first_name} ${owner.last_name.slice(0, 1)}.`) : "";
   return { strategy, ownerName, account, statistics, primarySecurityTypes: record.primarySecurityTypes };
 }

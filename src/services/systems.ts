@@ -2,7 +2,7 @@ import { compare, formatDecimal, parseDecimal } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
-import { insertStrategy } from "../store/strategy-rows.js";
+import { insertStrategy, touchModelAccount } from "../store/strategy-rows.js";
 import { transaction } from "../store/transaction.js";
 import type { Runtime } from "./runtime.js";
 
@@ -175,7 +175,12 @@ export async function changeSystem(
         });
       }
       const amount = formatDecimal(capital.value);
-      Object.assign(set, { starting_capital: amount, cash: amount });
+      Object.assign(set, { starting_capital: amount });
+      await tx
+        .updateTable("accounts")
+        .set({ cash: amount, starting_cash: amount })
+        .where("strategy_id", "=", strategyId)
+        .execute();
       done.push("equitycurve_startingcapital updated");
     }
     if (changes.monthlyFee !== undefined) {
@@ -212,6 +217,7 @@ export async function changeSystem(
         .set({ ...set, updated_at: now })
         .where("id", "=", strategyId)
         .execute();
+      await touchModelAccount(tx, strategyId);
     }
     return done;
   });

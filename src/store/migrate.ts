@@ -11,6 +11,7 @@ import { localIdsMigration } from "./migrations/0009_local_ids.js";
 import { systemSettingsMigration } from "./migrations/0010_system_settings.js";
 import { desiredPositionsModeMigration } from "./migrations/0011_desired_positions_mode.js";
 import { subscriptionsMigration } from "./migrations/0012_subscriptions.js";
+import { accountsMigration } from "./migrations/0013_accounts.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -29,6 +30,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0010_system_settings": systemSettingsMigration(),
     "0011_desired_positions_mode": desiredPositionsModeMigration(),
     "0012_subscriptions": subscriptionsMigration(storage.backend),
+    "0013_accounts": accountsMigration(storage.backend),
   };
 }
 

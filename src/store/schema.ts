@@ -24,6 +24,9 @@ export interface Database {
   equity_marks: EquityMarksTable;
   leaderboard: LeaderboardTable;
   subscriptions: SubscriptionsTable;
+  accounts: AccountsTable;
+  order_events: OrderEventsTable;
+  outbox_positions: OutboxPositionsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -158,7 +161,6 @@ export interface StrategiesTable {
   is_alive: Generated<number>;
   /** Exact decimal text. */
   starting_capital: string;
-  cash: string;
   monthly_cost: Generated<string>;
   /** The published descriptions. */
   short_description: string | null;
@@ -170,19 +172,13 @@ export interface StrategiesTable {
   review_note: string | null;
   created_at: number;
   updated_at: number;
-  /** Counts trading transactions: a cache of the strategy's orders keeps the newest. */
-  trading_version: Generated<number>;
   /** SecurityTypesEnabled: 1 once the strategy has placed an order of the kind. */
   trades_stocks: Generated<number>;
   trades_options: Generated<number>;
   trades_futures: Generated<number>;
   trades_forex: Generated<number>;
-  /** Commissions the model account has paid, dollars: equity plus this is equity without commissions. */
-  commissions_paid: Generated<string>;
   /** The name folded to lower case, for case-insensitive search. */
   name_folded: string | null;
-  /** Running totals of what the fills would cost under each plan: {"Institutional": "1.05", ...}. */
-  plan_commissions: Generated<string>;
   /** Legacy system settings. */
   trial_days: number | null;
   minimum_portfolio: string | null;
@@ -195,9 +191,61 @@ export interface StrategiesTable {
   desired_positions: string | null;
 }
 
+export type AccountKind = "model";
+
+/**
+ * A trading account: cash, orders, fills, positions and trades belong to one.
+ * A strategy's model account is the first kind. Money is exact decimal text.
+ */
+export interface AccountsTable {
+  id: Generated<number>;
+  kind: AccountKind;
+  /** The strategy whose model account this is. */
+  strategy_id: number | null;
+  cash: string;
+  starting_cash: string;
+  /** Counts the account's commits: the trading frame writes only from the version it read. */
+  version: Generated<number>;
+  /** The sequence number of the account's latest order event in the outbox. */
+  event_seq: Generated<number>;
+  /** Commissions paid, dollars: equity plus this is equity without commissions. */
+  commissions_paid: Generated<string>;
+  /** Running totals of what the fills would cost under each plan: {"Institutional": "1.05", ...}. */
+  plan_commissions: Generated<string>;
+  /** The commission plan the account pays. */
+  commission_plan: string;
+  created_at: number;
+}
+
+/** The outbox: an order event or a fill of an account, in the commit that made it. */
+export interface OrderEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  /** Gap-free per account. */
+  seq: number;
+  kind: string;
+  order_id: number | null;
+  /** The event's detail as JSON. */
+  payload: string;
+  /** Who acted, and for whom when a platform key or an administrator acted for someone. */
+  actor_person_id: number | null;
+  on_behalf_of_person_id: number | null;
+  /** The process that committed it. */
+  origin: string;
+  at: number;
+}
+
+/** How far each consumer of the outbox has read, per account. */
+export interface OutboxPositionsTable {
+  consumer: string;
+  account_id: number;
+  seq: number;
+}
+
 export interface OcaGroupsTable {
   id: Generated<number>;
   strategy_id: number;
+  account_id: number;
   /** The legacy API's caller-chosen ocaid, unique per strategy. */
   local_id: string | null;
 }
@@ -206,6 +254,7 @@ export interface OcaGroupsTable {
 export interface OrdersTable {
   id: Generated<number>;
   strategy_id: number;
+  account_id: number;
   /** ServiceSymbol.FullSymbol and SymbolType. */
   symbol: string;
   symbol_type: string;
@@ -245,6 +294,7 @@ export interface FillsTable {
   id: Generated<number>;
   order_id: number;
   strategy_id: number;
+  account_id: number;
   symbol: string;
   symbol_type: string;
   side: "buy" | "sell";
@@ -262,6 +312,7 @@ export interface FillsTable {
 }
 
 export interface PositionsTable {
+  account_id: number;
   strategy_id: number;
   symbol: string;
   symbol_type: string;
@@ -277,6 +328,7 @@ export interface PositionsTable {
 export interface TradesTable {
   id: Generated<number>;
   strategy_id: number;
+  account_id: number;
   symbol: string;
   symbol_type: string;
   /** The opening side: buy for a long trade, sell for a short one. */

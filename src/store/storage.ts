@@ -4,13 +4,20 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect, SqliteDialect } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.js";
+import { configureSqlite } from "./sqlite-settings.js";
 
 export type Backend = "sqlite" | "postgres";
+
+/** Where the database is, for connections of their own (the trading journal's). */
+export type StorageLocation =
+  | { readonly backend: "sqlite"; readonly file: string }
+  | { readonly backend: "postgres"; readonly url: string; readonly schema: string | undefined };
 
 /** An open database: the Kysely handle, which engine is under it, and how to close it. */
 export interface Storage {
   readonly db: Kysely<Database>;
   readonly backend: Backend;
+  readonly location: StorageLocation;
   close(): Promise<void>;
   /**
    * PostgreSQL only: calls `onMessage` with the payload of each notification on
@@ -42,26 +49,16 @@ export async function openStorage(config: StorageConfig): Promise<Storage> {
 
 function openSqlite(dataDir: string): Storage {
   mkdirSync(dataDir, { recursive: true });
-  const database = new SqliteDatabase(join(dataDir, "strategy-hub.sqlite"));
-  database.pragma("journal_mode = WAL");
-  // FULL makes each commit durable on power loss, not only on process crash.
-  database.pragma("synchronous = FULL");
-  // The CLI and the server share the file; wait for the other writer instead of failing.
-  database.pragma("busy_timeout = 5000");
-  database.pragma("foreign_keys = ON");
-  // Checkpoints run on our own timer in small steps instead of one large stall
-  // every 1000 pages inside some unlucky request.
-  database.pragma("wal_autocheckpoint = 0");
-  const checkpoints = setInterval(() => {
-    database.pragma("wal_checkpoint(PASSIVE)");
-  }, 250);
-  checkpoints.unref();
+  const file = join(dataDir, "strategy-hub.sqlite");
+  const database = new SqliteDatabase(file);
+  configureSqlite(database);
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
     backend: "sqlite",
+    location: { backend: "sqlite", file },
     async close() {
-      clearInterval(checkpoints);
+      // The last connection to close checkpoints the WAL into the database file.
       await db.destroy();
     },
   };
@@ -111,6 +108,7 @@ async function openPostgres(url: string, schema: string | undefined, poolSize: n
   return {
     db,
     backend: "postgres",
+    location: { backend: "postgres", url, schema },
     async close() {
       await db.destroy();
     },

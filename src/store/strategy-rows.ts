@@ -4,10 +4,13 @@ import { fold } from "../core/search.js";
 import type { StrategiesTable } from "./schema.js";
 import type { Tx } from "./transaction.js";
 
+/** Model accounts pay the Default commission plan. */
+export const MODEL_ACCOUNT_PLAN_NAME = "Default";
+
 /**
- * Stores a new, empty strategy for its owner: the model account holds the
- * starting capital in cash, the name is folded for search, and the owner's
- * white-label site is the strategy's.
+ * Stores a new, empty strategy for its owner with its model account, which
+ * holds the starting capital in cash; the name is folded for search, and the
+ * owner's white-label site is the strategy's.
  */
 export async function insertStrategy(
   tx: Tx,
@@ -32,12 +35,36 @@ export async function insertStrategy(
       white_label_site_id: strategy.owner.white_label_site_id,
       is_private: strategy.isPublic ? 0 : 1,
       starting_capital: amount,
-      cash: amount,
       created_at: strategy.nowMs,
       updated_at: strategy.nowMs,
       ...extra,
     })
     .returning("id")
     .executeTakeFirstOrThrow();
+  await tx
+    .insertInto("accounts")
+    .values({
+      kind: "model",
+      strategy_id: row.id,
+      cash: amount,
+      starting_cash: amount,
+      commission_plan: MODEL_ACCOUNT_PLAN_NAME,
+      created_at: strategy.nowMs,
+    })
+    .execute();
   return row.id;
+}
+
+/**
+ * Moves the strategy's model account to a new version after a change to the
+ * strategy that the trading frame keeps with the account (its name, owner,
+ * starting capital): every process's copy of the account is then out of date
+ * and is read again before it is used.
+ */
+export async function touchModelAccount(tx: Tx, strategyId: number): Promise<void> {
+  await tx
+    .updateTable("accounts")
+    .set((eb) => ({ version: eb("version", "+", 1) }))
+    .where("strategy_id", "=", strategyId)
+    .execute();
 }

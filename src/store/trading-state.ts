@@ -1,42 +1,30 @@
 import { type Selectable, sql } from "kysely";
-import { addCommissions, planCommissionsOf, planCommissionsText } from "../core/commissions.js";
-import { add, type Decimal, decimal, formatDecimal, ZERO } from "../core/decimal.js";
+import { planCommissionsOf, planCommissionsText } from "../core/commissions.js";
+import { type Decimal, decimal, formatDecimal } from "../core/decimal.js";
 import type { BookOrder } from "../core/orders/book.js";
-import type { FillRecord, HeldPosition, TradingState } from "../core/orders/execution.js";
 import type { OrderState } from "../core/orders/order.js";
-import { ACTIVE, type OrderStatus, TERMINAL } from "../core/orders/status.js";
+import { ACTIVE, type OrderStatus } from "../core/orders/status.js";
 import type { OrderTerms, SignalType } from "../core/orders/terms.js";
 import { fromServiceSymbol, type Instrument, type SymbolType } from "../core/symbols/instrument.js";
 import type { TradeRecord } from "../core/trades.js";
-import type { OrdersTable, StrategiesTable, TradesTable } from "./schema.js";
-import type { Backend } from "./storage.js";
+import type { StoredOrder, StoredPosition, StoredTrade } from "./journal/batch.js";
+import type { AccountsTable, StrategiesTable } from "./schema.js";
 import type { Tx } from "./transaction.js";
 
 /**
- * Loading and saving a strategy's trading state (src/core/orders/execution.ts)
- * inside one transaction that holds the strategy's lock.
+ * A trading account as stored, and the mapping between its rows and the
+ * trading state of src/core/orders/execution.ts.
  */
 export type StrategyRow = Pick<
   StrategiesTable,
-  "name" | "owner_person_id" | "white_label_site_id" | "cash" | "starting_capital" | "is_private"
+  "name" | "owner_person_id" | "white_label_site_id" | "is_private" | "starting_capital"
 > & {
   readonly id: number;
-  readonly trading_version: number;
-  readonly commissions_paid: string;
-  readonly plan_commissions: string;
   readonly desired_positions: string | null;
 };
 
-export type OrderRow = Omit<
-  OrdersTable,
-  "id" | "filled_quantity" | "filled_notional" | "do_not_create_oca" | "do_not_sync_to_open"
-> & {
-  readonly id: number;
-  readonly filled_quantity: string;
-  readonly filled_notional: string;
-  readonly do_not_create_oca: number;
-  readonly do_not_sync_to_open: number;
-};
+/** An order row as stored (the legacy reads know it by this name). */
+export type OrderRow = StoredOrder;
 
 export const LIVE_STATUSES: readonly OrderStatus[] = [...ACTIVE];
 
@@ -47,7 +35,7 @@ export const TRADES_COLUMNS = {
   future: "trades_futures",
   forex: "trades_forex",
 } as const satisfies Record<SymbolType, string>;
-type TradesColumn = (typeof TRADES_COLUMNS)[SymbolType];
+export type TradesColumn = (typeof TRADES_COLUMNS)[SymbolType];
 
 const instruments = new Map<string, Instrument>();
 
@@ -69,40 +57,29 @@ export const STRATEGY_COLUMNS = [
   "name",
   "owner_person_id",
   "white_label_site_id",
-  "cash",
-  "starting_capital",
   "is_private",
-  "trading_version",
-  "commissions_paid",
-  "plan_commissions",
+  "starting_capital",
   "desired_positions",
 ] as const;
 
-/**
- * Reads the strategy and takes its lock for the rest of the transaction: on
- * PostgreSQL a row lock (two processes on one database queue here); SQLite
- * transactions hold the database's write lock from their start.
- */
-export async function lockStrategy(tx: Tx, backend: Backend, strategyId: number): Promise<StrategyRow | undefined> {
-  const query = tx.selectFrom("strategies").select(STRATEGY_COLUMNS).where("id", "=", strategyId);
-  return backend === "postgres" ? query.forUpdate().executeTakeFirst() : query.executeTakeFirst();
-}
+const decimalOrNull = (text: string | null) => (text === null ? null : decimal(text));
+export const textOrNull = (value: Decimal | null) => (value === null ? null : formatDecimal(value));
 
-export const termsOfRow = (row: OrderRow): OrderTerms => ({
+export const termsOfRow = (row: StoredOrder): OrderTerms => ({
   instrument: instrumentOf(row.symbol, row.symbol_type),
   type: row.order_type,
   side: row.side,
   openClose: row.open_close,
   tif: row.tif,
   quantity: decimal(row.quantity),
-  limit: row.limit_price === null ? null : decimal(row.limit_price),
-  stop: row.stop_price === null ? null : decimal(row.stop_price),
-  profitTarget: row.profit_target === null ? null : decimal(row.profit_target),
-  stopLoss: row.stop_loss === null ? null : decimal(row.stop_loss),
+  limit: decimalOrNull(row.limit_price),
+  stop: decimalOrNull(row.stop_price),
+  profitTarget: decimalOrNull(row.profit_target),
+  stopLoss: decimalOrNull(row.stop_loss),
   signalType: row.signal_type as SignalType,
 });
 
-export const stateOfRow = (row: OrderRow): OrderState => ({
+export const stateOfRow = (row: StoredOrder): OrderState => ({
   status: row.status as OrderStatus,
   quantity: decimal(row.quantity),
   filledQuantity: decimal(row.filled_quantity),
@@ -110,7 +87,7 @@ export const stateOfRow = (row: OrderRow): OrderState => ({
   appliedEvents: [],
 });
 
-const bookOrderOf = (row: OrderRow): BookOrder => ({
+export const bookOrderOf = (row: StoredOrder): BookOrder => ({
   id: row.id,
   state: stateOfRow(row),
   parentId: row.parent_id,
@@ -118,9 +95,7 @@ const bookOrderOf = (row: OrderRow): BookOrder => ({
   parkedUntilMs: row.parked_until,
 });
 
-type TradeRow = Selectable<TradesTable>;
-
-export function tradeOfRow(row: TradeRow): TradeRecord {
+export function tradeOfRow(row: StoredTrade): TradeRecord {
   const excursion =
     row.mae_amount === null
       ? null
@@ -150,10 +125,17 @@ export function tradeOfRow(row: TradeRow): TradeRecord {
   };
 }
 
-/** The columns of a trade that change as it goes. */
-function tradeValues(trade: TradeRecord) {
+/** A trade as stored. */
+export function storedTradeOf(trade: TradeRecord, strategyId: number, accountId: number): StoredTrade {
   const mae = trade.excursion;
   return {
+    id: trade.key,
+    strategy_id: strategyId,
+    account_id: accountId,
+    symbol: trade.instrument.fullSymbol,
+    symbol_type: trade.instrument.symbolType,
+    side: trade.side,
+    opened_at: trade.openedAtMs,
     closed_at: trade.closedAtMs,
     opened_quantity: formatDecimal(trade.openedQuantity),
     closed_quantity: formatDecimal(trade.closedQuantity),
@@ -162,22 +144,100 @@ function tradeValues(trade: TradeRecord) {
     realized: formatDecimal(trade.realized),
     commission: formatDecimal(trade.commission),
     evaluated_at: trade.evaluatedAtMs,
-    mae_amount: text(mae?.amount ?? null),
-    mae_worst_price: text(mae?.worstPrice ?? null),
+    mae_amount: textOrNull(mae?.amount ?? null),
+    mae_worst_price: textOrNull(mae?.worstPrice ?? null),
     mae_worst_price_at: mae?.worstPriceAtMs ?? null,
-    mae_equity: text(mae?.equity ?? null),
-    mae_entry_price: text(mae?.entryPrice ?? null),
-    mae_open_quantity: text(mae?.openQuantity ?? null),
+    mae_equity: textOrNull(mae?.equity ?? null),
+    mae_entry_price: textOrNull(mae?.entryPrice ?? null),
+    mae_open_quantity: textOrNull(mae?.openQuantity ?? null),
     plan_commissions: planCommissionsText(trade.planCommissions),
   };
 }
 
-/** The live orders of the strategy and the parents they wait on. */
-export async function liveOrderRows(tx: Tx, strategyId: number): Promise<OrderRow[]> {
-  const live = await tx
+/** Everything the trading frame loads of an account: its row, its strategy, and what is live in it. */
+export interface AccountRows {
+  readonly account: Selectable<AccountsTable>;
+  readonly strategy: StrategyRow &
+    Pick<Selectable<StrategiesTable>, "trades_stocks" | "trades_options" | "trades_futures" | "trades_forex">;
+  /** The sites of the strategy's owner: whose administrators may trade it. */
+  readonly owner: { readonly whiteLabelSiteId: number | null; readonly geoSiteId: number | null };
+  /** Live orders, and the parents held orders wait on. */
+  readonly orders: readonly StoredOrder[];
+  readonly positions: readonly StoredPosition[];
+  readonly openTrades: readonly StoredTrade[];
+}
+
+/** The model account of a strategy and its live state; undefined when there is no such strategy. */
+export async function readModelAccount(db: Tx, strategyId: number): Promise<AccountRows | undefined> {
+  const found = await db
+    .selectFrom("accounts as a")
+    .innerJoin("strategies as s", "s.id", "a.strategy_id")
+    .innerJoin("persons as p", "p.id", "s.owner_person_id")
+    .leftJoin("sites as ws", "ws.id", "p.white_label_site_id")
+    .selectAll("a")
+    .select([
+      "s.name",
+      "s.owner_person_id",
+      "s.white_label_site_id",
+      "s.is_private",
+      "s.starting_capital",
+      "s.desired_positions",
+      "s.trades_stocks",
+      "s.trades_options",
+      "s.trades_futures",
+      "s.trades_forex",
+      "p.white_label_site_id as owner_site_id",
+      sql<number | null>`coalesce(p.geo_site_id, ws.geo_site_id)`.as("owner_geo_site_id"),
+    ])
+    .where("a.strategy_id", "=", strategyId)
+    .executeTakeFirst();
+  if (!found) return undefined;
+  const accountId = found.id;
+  const [orders, positions, openTrades] = await Promise.all([
+    liveOrderRows(db, accountId),
+    db.selectFrom("positions").selectAll().where("account_id", "=", accountId).execute(),
+    db.selectFrom("trades").selectAll().where("account_id", "=", accountId).where("closed_at", "is", null).execute(),
+  ]);
+  return {
+    account: {
+      id: found.id,
+      kind: found.kind,
+      strategy_id: found.strategy_id,
+      cash: found.cash,
+      starting_cash: found.starting_cash,
+      version: found.version,
+      event_seq: found.event_seq,
+      commissions_paid: found.commissions_paid,
+      plan_commissions: found.plan_commissions,
+      commission_plan: found.commission_plan,
+      created_at: found.created_at,
+    },
+    strategy: {
+      id: strategyId,
+      name: found.name,
+      owner_person_id: found.owner_person_id,
+      white_label_site_id: found.white_label_site_id,
+      is_private: found.is_private,
+      starting_capital: found.starting_capital,
+      desired_positions: found.desired_positions,
+      trades_stocks: found.trades_stocks,
+      trades_options: found.trades_options,
+      trades_futures: found.trades_futures,
+      trades_forex: found.trades_forex,
+    },
+    owner: { whiteLabelSiteId: found.owner_site_id, geoSiteId: found.owner_geo_site_id },
+    orders,
+    positions,
+    openTrades,
+  };
+}
+
+/** The live orders of the account and the parents they wait on. */
+async function liveOrderRows(db: Tx, accountId: number): Promise<StoredOrder[]> {
+  const live = await db
     .selectFrom("orders")
     .selectAll()
-    .where("strategy_id", "=", strategyId)
+    .where("account_id", "=", accountId)
     .where("status", "in", LIVE_STATUSES)
     .orderBy("id")
     .execute();
@@ -186,245 +246,47 @@ export async function liveOrderRows(tx: Tx, strategyId: number): Promise<OrderRo
     (id) => !loaded.has(id),
   );
   if (parents.length === 0) return live;
-  const parentRows = await tx.selectFrom("orders").selectAll().where("id", "in", parents).execute();
-  return [...live, ...parentRows];
+  return [...live, ...(await db.selectFrom("orders").selectAll().where("id", "in", parents).execute())];
 }
 
-export async function loadTradingState(tx: Tx, strategy: StrategyRow): Promise<TradingState> {
-  const rows = await liveOrderRows(tx, strategy.id);
-  const positionRows = await tx.selectFrom("positions").selectAll().where("strategy_id", "=", strategy.id).execute();
-  const positions = new Map<string, HeldPosition>();
-  for (const row of positionRows) {
-    positions.set(row.symbol, {
-      instrument: instrumentOf(row.symbol, row.symbol_type),
-      position: { quantity: decimal(row.quantity), cost: decimal(row.cost) },
-      openedAtMs: row.opened_at,
-      tradeKey: row.trade_id as number,
-    });
-  }
-  const tradeRows = await tx
-    .selectFrom("trades")
+/** The accounts' stored versions: what another process may have moved since they were read. */
+export async function accountVersions(db: Tx, accountIds: readonly number[]): Promise<Map<number, number>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await db
+    .selectFrom("accounts")
+    .select(["id", "version"])
+    .where("id", "in", [...accountIds])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.version]));
+}
+
+/** Orders of the account by id (ended ones an operation names: a filled parent, a signal to cancel). */
+export async function orderRowsOf(db: Tx, accountId: number, ids: readonly number[]): Promise<StoredOrder[]> {
+  if (ids.length === 0) return [];
+  return db
+    .selectFrom("orders")
     .selectAll()
-    .where("strategy_id", "=", strategy.id)
-    .where("closed_at", "is", null)
+    .where("account_id", "=", accountId)
+    .where("id", "in", [...ids])
     .execute();
-  return {
-    trades: new Map(tradeRows.map((row) => [row.id, tradeOfRow(row)])),
-    book: new Map(rows.map((row) => [row.id, bookOrderOf(row)])),
-    terms: new Map(rows.map((row) => [row.id, termsOfRow(row)])),
-    expiresAtMs: new Map(
-      rows.filter((row) => row.expires_at !== null).map((row) => [row.id, row.expires_at as number]),
-    ),
-    notes: new Map(),
-    positions,
-    cash: decimal(strategy.cash),
-  };
 }
 
-export interface NewOrderRow {
-  readonly terms: OrderTerms;
-  readonly parentId: number | null;
-  readonly ocaGroupId: number | null;
-  readonly cancelReplaceId: number | null;
-  readonly parkedUntilMs: number | null;
-  readonly doNotCreateOca: boolean;
-  readonly doNotSyncToOpen: boolean;
-  /** The legacy API's caller-chosen signalid. */
-  readonly localSignalId?: string | null;
-}
-
-const text = (value: Decimal | null) => (value === null ? null : formatDecimal(value));
-
-/** Stores a new order (held, PendingNew) and answers its id, the signal id. */
-export async function insertOrder(tx: Tx, strategyId: number, order: NewOrderRow, nowMs: number): Promise<number> {
-  const { terms } = order;
-  const row = await tx
-    .insertInto("orders")
-    .values({
-      strategy_id: strategyId,
-      symbol: terms.instrument.fullSymbol,
-      symbol_type: terms.instrument.symbolType,
-      order_type: terms.type,
-      side: terms.side,
-      open_close: terms.openClose,
-      tif: terms.tif,
-      quantity: formatDecimal(terms.quantity),
-      limit_price: text(terms.limit),
-      stop_price: text(terms.stop),
-      profit_target: text(terms.profitTarget),
-      stop_loss: text(terms.stopLoss),
-      do_not_create_oca: order.doNotCreateOca ? 1 : 0,
-      do_not_sync_to_open: order.doNotSyncToOpen ? 1 : 0,
-      parent_id: order.parentId,
-      oca_group_id: order.ocaGroupId,
-      cancel_replace_id: order.cancelReplaceId,
-      parked_until: order.parkedUntilMs,
-      signal_type: terms.signalType,
-      local_signal_id: order.localSignalId ?? null,
-      status: "PendingNew",
-      posted_at: nowMs,
-      updated_at: nowMs,
-    })
-    .returning("id")
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
-export async function newOcaGroup(tx: Tx, strategyId: number, localId: string | null = null): Promise<number> {
-  const row = await tx
-    .insertInto("oca_groups")
-    .values({ strategy_id: strategyId, local_id: localId })
-    .returning("id")
-    .executeTakeFirstOrThrow();
-  return row.id;
-}
-
-/**
- * Writes what changed between two states of the strategy: order statuses,
- * fills, positions and cash, and counts the strategy's trading version up.
- * Answers the new version.
- */
-export async function saveTradingState(
-  tx: Tx,
-  strategy: StrategyRow,
-  before: TradingState,
-  after: TradingState,
-  fills: readonly FillRecord[],
-  nowMs: number,
-): Promise<number> {
-  for (const order of after.book.values()) {
-    const old = before.book.get(order.id);
-    const expiresAt = after.expiresAtMs.get(order.id) ?? null;
-    const note = after.notes.get(order.id);
-    const { state } = order;
-    const changed =
-      !old ||
-      old.state.status !== state.status ||
-      old.state.filledQuantity !== state.filledQuantity ||
-      old.parentId !== order.parentId ||
-      (before.expiresAtMs.get(order.id) ?? null) !== expiresAt ||
-      note !== undefined;
-    if (!changed) continue;
-    const ended = TERMINAL.has(state.status) && (!old || !TERMINAL.has(old.state.status));
-    await tx
-      .updateTable("orders")
-      .set({
-        status: state.status,
-        filled_quantity: formatDecimal(state.filledQuantity),
-        filled_notional: formatDecimal(state.filledNotional),
-        parent_id: order.parentId,
-        expires_at: expiresAt,
-        updated_at: nowMs,
-        ...(note !== undefined ? { info: note } : {}),
-        ...(ended ? { closed_at: nowMs } : {}),
-      })
-      .where("id", "=", order.id)
-      .execute();
-  }
-  const tradeIds = new Map<number, number>();
-  for (const [key, trade] of after.trades) {
-    if (before.trades.get(key) === trade) continue;
-    const values = tradeValues(trade);
-    if (key > 0) {
-      await tx.updateTable("trades").set(values).where("id", "=", key).execute();
-      continue;
-    }
-    const row = await tx
-      .insertInto("trades")
-      .values({
-        ...values,
-        strategy_id: strategy.id,
-        symbol: trade.instrument.fullSymbol,
-        symbol_type: trade.instrument.symbolType,
-        side: trade.side,
-        opened_at: trade.openedAtMs,
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    tradeIds.set(key, row.id);
-  }
-  const tradeId = (key: number) => tradeIds.get(key) ?? key;
-  if (fills.length > 0) {
-    await tx
-      .insertInto("fills")
-      .values(
-        fills.map((fill) => ({
-          trade_id: tradeId(fill.tradeKey),
-          order_id: fill.orderId,
-          strategy_id: strategy.id,
-          symbol: fill.instrument.fullSymbol,
-          symbol_type: fill.instrument.symbolType,
-          side: fill.side,
-          quantity: formatDecimal(fill.quantity),
-          price: formatDecimal(fill.price),
-          commission: formatDecimal(fill.commission),
-          realized: formatDecimal(fill.realized),
-          cash: formatDecimal(fill.cash),
-          usd_rate: formatDecimal(fill.usdRate),
-          position_after: formatDecimal(fill.positionAfter),
-          filled_at: fill.atMs,
-        })),
-      )
-      .execute();
-  }
-  for (const symbol of before.positions.keys()) {
-    if (!after.positions.has(symbol)) {
-      await tx.deleteFrom("positions").where("strategy_id", "=", strategy.id).where("symbol", "=", symbol).execute();
-    }
-  }
-  for (const [symbol, held] of after.positions) {
-    if (before.positions.get(symbol) === held) continue;
-    const values = {
-      quantity: formatDecimal(held.position.quantity),
-      cost: formatDecimal(held.position.cost),
-      opened_at: held.openedAtMs,
-      trade_id: tradeId(held.tradeKey),
-    };
-    await tx
-      .insertInto("positions")
-      .values({ strategy_id: strategy.id, symbol, symbol_type: held.instrument.symbolType, ...values })
-      .onConflict((c) => c.columns(["strategy_id", "symbol"]).doUpdateSet(values))
-      .execute();
-  }
-  const version = strategy.trading_version + 1;
-  const traded: Partial<Record<TradesColumn, number>> = {};
-  for (const [id, terms] of after.terms) {
-    if (!before.terms.has(id)) traded[TRADES_COLUMNS[terms.instrument.symbolType]] = 1;
-  }
-  const commissions = fills.reduce((sum, fill) => add(sum, fill.commission), ZERO);
-  const planTotals = fills.reduce(
-    (totals, fill) => addCommissions(totals, fill.planCommissions),
-    planCommissionsOf(strategy.plan_commissions),
-  );
-  await tx
-    .updateTable("strategies")
-    .set({
-      ...(after.cash !== before.cash ? { cash: formatDecimal(after.cash) } : {}),
-      ...(fills.length > 0
-        ? {
-            commissions_paid: formatDecimal(add(decimal(strategy.commissions_paid), commissions)),
-            plan_commissions: planCommissionsText(planTotals),
-          }
-        : {}),
-      ...traded,
-      trading_version: version,
-    })
-    .where("id", "=", strategy.id)
-    .execute();
-  return version;
-}
-
-/** The channel on which PostgreSQL tells every process that a strategy's orders changed. */
-export const ORDERS_CHANNEL = "strategy_hub_orders";
-
-/** On PostgreSQL, tells the other processes (at commit) that the strategy is at a new trading version. */
-export async function notifyOrdersChanged(
-  tx: Tx,
-  backend: Backend,
-  strategyId: number,
-  version: number,
-): Promise<void> {
-  if (backend !== "postgres") return;
-  // Schemas sharing one database (parallel test runs, several deployments) share channels too.
-  await sql`select pg_notify(${ORDERS_CHANNEL}, current_schema() || ${`:${strategyId}:${version}`})`.execute(tx);
+/** Whether a caller-chosen id is used in the strategy already: as a signal's id or local id, or an OCA group's. */
+export async function localIdInUse(db: Tx, strategyId: number, id: string): Promise<boolean> {
+  const signal = await db
+    .selectFrom("orders")
+    .select("id")
+    .where("strategy_id", "=", strategyId)
+    .where((eb) =>
+      eb.or([eb("local_signal_id", "=", id), ...(/^\d{1,15}$/.test(id) ? [eb("id", "=", Number(id))] : [])]),
+    )
+    .executeTakeFirst();
+  if (signal) return true;
+  const group = await db
+    .selectFrom("oca_groups")
+    .select("id")
+    .where("strategy_id", "=", strategyId)
+    .where("local_id", "=", id)
+    .executeTakeFirst();
+  return group !== undefined;
 }

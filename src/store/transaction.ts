@@ -27,3 +27,16 @@ export async function transaction<T>(storage: Storage, work: (tx: Tx) => Promise
     }
   });
 }
+
+/**
+ * Runs `work` in the caller's transaction when the context carries one, and
+ * in a transaction of its own otherwise: services compose inside one
+ * transaction through the context alone.
+ */
+export async function withTransaction<C extends { readonly storage: Storage; readonly tx?: Tx }, T>(
+  ctx: C,
+  work: (ctx: C & { readonly tx: Tx }) => Promise<T>,
+): Promise<T> {
+  if (ctx.tx?.isTransaction) return work(ctx as C & { readonly tx: Tx });
+  return transaction(ctx.storage, (tx) => work({ ...ctx, tx }));
+}

@@ -3,8 +3,7 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { compare, type Decimal, decimal } from "../../src/core/decimal.js";
 import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instrument.js";
-import { OrderIndex } from "../../src/engine/order-index.js";
-import type { LiveOrder, StrategyOrders } from "../../src/services/trading.js";
+import { type LiveOrder, OrderIndex, type StrategyOrders } from "../../src/engine/order-index.js";
 
 const d = decimal;
 const at = (symbol: string): Instrument => {

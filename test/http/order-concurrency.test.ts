@@ -16,9 +16,9 @@ import {
 /** Cash of the strategy and the sum of its fills' cash, straight from storage. */
 async function ledger(service: TestService, strategyId: number) {
   const strategy = await service.storage.db
-    .selectFrom("strategies")
-    .select(["cash", "starting_capital"])
-    .where("id", "=", strategyId)
+    .selectFrom("accounts")
+    .select(["cash", "starting_cash as starting_capital"])
+    .where("strategy_id", "=", strategyId)
     .executeTakeFirstOrThrow();
   const fills = await service.storage.db
     .selectFrom("fills")

@@ -122,7 +122,7 @@ for (const backend of BACKENDS) {
       const strategyId = await newStrategy(service, key);
       await setQuote(service, "ADBE", 200, 200.05);
       await placed(service, key, stockOrder(strategyId, "ADBE", "buy", 100));
-      const account = await modelAccount(service.app.fillLoop.runtime, strategyId);
+      const account = await modelAccount(service.app.runtime, strategyId);
       assert.deepEqual(
         Object.fromEntries(Object.entries(account).map(([name, value]) => [name, formatDecimal(value)])),
         {

@@ -13,7 +13,13 @@ for (const backend of BACKENDS) {
     after(() => service.close());
 
     const row = (id: number) =>
-      service.storage.db.selectFrom("strategies").selectAll().where("id", "=", id).executeTakeFirstOrThrow();
+      service.storage.db
+        .selectFrom("strategies as s")
+        .innerJoin("accounts as a", "a.strategy_id", "s.id")
+        .selectAll("s")
+        .select("a.cash")
+        .where("s.id", "=", id)
+        .executeTakeFirstOrThrow();
     const count = async () =>
       Number(
         (

@@ -32,13 +32,14 @@ for (const backend of BACKENDS) {
         await sql`insert into equity_marks (strategy_id, day, marked_at, equity, cash, exposure, commissions_paid, benchmark)
           values (1, '2026-03-10', 15, '99999', '99999', '0', '1', '0')`.execute(db);
         await migrateToLatest(fresh.storage);
-        const plans = async (table: "strategies" | "trades") =>
+        // 0013 then moves the strategy's totals to its model account.
+        const plans = async (table: "accounts" | "trades") =>
           JSON.parse(
             (await db.selectFrom(table).select("plan_commissions").executeTakeFirstOrThrow()).plan_commissions,
           );
         // Two fills of 100 shares: Default as paid ($1 each), Institutional $0.35 each (its minimum), None nothing.
         const both = { Default: "2", Institutional: "0.7", None: "0" };
-        assert.deepEqual(await plans("strategies"), both);
+        assert.deepEqual(await plans("accounts"), both);
         assert.deepEqual(await plans("trades"), both);
         const mark = await db.selectFrom("equity_marks").select("plan_commissions").executeTakeFirstOrThrow();
         assert.deepEqual(JSON.parse(mark.plan_commissions), { Default: "1", Institutional: "0.35", None: "0" });

@@ -27,6 +27,7 @@ for (const backend of BACKENDS) {
         "0010_system_settings",
         "0011_desired_positions_mode",
         "0012_subscriptions",
+        "0013_accounts",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -93,6 +94,7 @@ for (const backend of BACKENDS) {
           "0010_system_settings",
           "0011_desired_positions_mode",
           "0012_subscriptions",
+          "0013_accounts",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

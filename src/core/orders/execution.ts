@@ -134,6 +134,12 @@ export function stampExpiries(state: TradingState, nowMs: number): TradingState 
 
 const STRANDED = "Canceled: the position it would close is no longer open";
 
+/** The key a new trade gets: the stored id it will have, or a negative stand-in when none is known. */
+export type TradeKeys = (state: TradingState) => number;
+
+/** A stand-in key for a trade not stored yet: below every key in use. */
+export const standInTradeKey: TradeKeys = (state) => Math.min(0, ...state.trades.keys()) - 1;
+
 /** Advances the strategy to `nowMs` against the market as it is now. */
 export function advance(
   state: TradingState,
@@ -141,6 +147,7 @@ export function advance(
   plan: CommissionPlan,
   nowMs: number,
   extremes: AdverseExtremes = new Map(),
+  tradeKeys: TradeKeys = standInTradeKey,
 ): Advanced {
   const events: BookEvent[] = [];
   const fills: FillRecord[] = [];
@@ -187,9 +194,15 @@ export function advance(
       );
       if (!filled) continue;
       if (size !== null) sizeLeft.set(sizeKey, sub(size, filled.quantity));
-      const eventId = `fill-${order.id}-${nowMs}-${fills.length}`;
+      // Unique for the order for all time: what it had filled before this fill only grows.
+      const eventId = `fill-${order.id}-${live.state.filledQuantity}`;
       current = withBook(current, fill(current.book, order.id, filled.quantity, filled.price, eventId, nowMs), events);
-      const settled = settle(current, terms, order.id, filled.quantity, filled.price, usdRate, plan, market, nowMs);
+      const settled = settle(current, terms, order.id, filled.quantity, filled.price, usdRate, {
+        plan,
+        market,
+        nowMs,
+        tradeKeys,
+      });
       current = settled.state;
       fills.push(...settled.fills);
       // A closing order left working on a now-flat position is canceled on the next pass.
@@ -241,13 +254,11 @@ function settle(
   quantity: Decimal,
   price: Decimal,
   usdRate: Decimal,
-  plan: CommissionPlan,
-  market: MarketView,
-  nowMs: number,
+  context: { plan: CommissionPlan; market: MarketView; nowMs: number; tradeKeys: TradeKeys },
 ): { state: TradingState; fills: FillRecord[] } {
-  const fee = round(mul(commission(plan, terms.instrument, quantity, price), usdRate), 2);
+  const fee = round(mul(commission(context.plan, terms.instrument, quantity, price), usdRate), 2);
   const held = state.positions.get(terms.instrument.fullSymbol)?.position.quantity ?? ZERO;
-  const part = { terms, orderId, price, usdRate, market, plan, nowMs };
+  const part = { terms, orderId, price, usdRate, ...context };
   if (closingSide(held) === terms.side && compare(quantity, abs(held)) > 0) {
     const [closeFee, openFee] = splitFee(fee, abs(held), quantity);
     const closing = settlePart(state, { ...part, quantity: abs(held), fee: closeFee });
@@ -268,6 +279,7 @@ interface FillPart {
   readonly market: MarketView;
   readonly plan: CommissionPlan;
   readonly nowMs: number;
+  readonly tradeKeys: TradeKeys;
 }
 
 /** A fill that opens, adds to, reduces or closes the position (never reverses it). */
@@ -281,7 +293,7 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
   const after = change.position.quantity;
   let trade: TradeRecord;
   if (!before) {
-    trade = openTrade(nextTradeKey(state), instrument, side, quantity, price, fee, nowMs);
+    trade = openTrade(part.tradeKeys(state), instrument, side, quantity, price, fee, nowMs);
   } else {
     const open = state.trades.get(before.tradeKey);
     if (!open) throw new Error(`the position in ${instrument.fullSymbol} has no open trade ${before.tradeKey}`);
@@ -324,6 +336,3 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
     },
   };
 }
-
-/** A stand-in key for a trade not stored yet: below every key in use. */
-const nextTradeKey = (state: TradingState): number => Math.min(0, ...state.trades.keys()) - 1;

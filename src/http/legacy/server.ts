@@ -5,12 +5,12 @@ import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
-import type { Runtime } from "../../services/runtime.js";
+import type { TradingRuntime } from "../../services/trading.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
 
 export interface LegacyDependencies {
-  readonly runtime: Runtime;
+  readonly runtime: TradingRuntime;
   readonly logger: Logger;
   readonly commands: readonly LegacyCommand[];
   readonly sessions: KeySessions;
@@ -64,7 +64,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
         throw new LegacyFailure("Wrong context", `${command.name} is not available in ${context} context`);
       }
       const result = await command.handler(
-        { ...deps.runtime, market: deps.market, orderEvents: deps.fillLoop, caller, context, platformId },
+        { ...deps.runtime, market: deps.market, caller, context, platformId },
         fields,
       );
       return send(reply, { ok: 1, ...result });

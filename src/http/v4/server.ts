@@ -9,7 +9,7 @@ import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
-import type { Runtime } from "../../services/runtime.js";
+import type { TradingRuntime } from "../../services/trading.js";
 import { MAX_PAGE_SIZE, type PageRequest } from "../../store/page.js";
 import type { CursorCodec } from "../cursor.js";
 import { queryBinding } from "../cursor.js";
@@ -22,7 +22,7 @@ import { inputSource, type Operation, type OperationContext, pathOf, type V4Serv
 import { PAGINATION_INPUT, paginationInput } from "./pagination.js";
 
 export interface V4Dependencies {
-  readonly runtime: Runtime;
+  readonly runtime: TradingRuntime;
   readonly limiter: RateLimiter;
   readonly cursors: CursorCodec;
   readonly sandbox: boolean;
@@ -149,7 +149,6 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
       const ctx: OperationContext = {
         ...deps.runtime,
         market: deps.market,
-        orderEvents: deps.fillLoop,
         fillLoop: deps.fillLoop,
         caller,
         presentedKey: request.presentedKey,

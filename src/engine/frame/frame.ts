@@ -1,0 +1,669 @@
+import { randomUUID } from "node:crypto";
+import type { ControllableClock } from "../../core/clock.js";
+import { type CommissionPlan, commissionPlan, planCommissionsText } from "../../core/commissions.js";
+import { formatDecimal } from "../../core/decimal.js";
+import { refuse } from "../../core/errors.js";
+import { type AdverseExtremes, advance, type TradingState } from "../../core/orders/execution.js";
+import type {
+  AccountCommit,
+  CommitOutcome,
+  Journal,
+  JournalBatch,
+  NewOrderEvent,
+  StoredOcaGroup,
+  StoredOrder,
+  StrategyCommit,
+} from "../../store/journal/batch.js";
+import type { Storage } from "../../store/storage.js";
+import {
+  accountVersions,
+  bookOrderOf,
+  localIdInUse,
+  orderRowsOf,
+  readModelAccount,
+  termsOfRow,
+} from "../../store/trading-state.js";
+import type { MarketData } from "../market-data.js";
+import { marketViewAt, type TradingMarketView } from "../market-view.js";
+import { accountOfRows, type CommittedAccount, isActiveRow, type WorkingAccount } from "./account.js";
+import { Ids } from "./ids.js";
+import {
+  type AccountChanges,
+  mergeChanges,
+  type NewOrder,
+  noChanges,
+  type OrderEvent,
+  recordOperation,
+} from "./journal-entry.js";
+
+/**
+ * The account-scoped trading frame. Every trading operation (an owner's
+ * order, a cancel, the fill loop working an account, desired positions) runs
+ * here against the account's state in memory: loaded once, changed in place
+ * one operation after another, so an operation costs no reads. The changes of
+ * all operations since the last commit go to storage in one batch (group
+ * commit) through the journal, with their order events in the outbox, and an
+ * operation answers only once its batch is durably committed.
+ *
+ * Several processes may share a database: each batch writes an account only
+ * from the version it was loaded at (checked under the row lock). When
+ * another process wrote the account in between, nothing of the batch is
+ * written; the account is loaded again and its uncommitted operations are
+ * applied again, in order, to what is stored now.
+ */
+export interface AccountOperation {
+  readonly nowMs: number;
+  readonly market: TradingMarketView;
+  readonly account: WorkingAccount;
+  /** Records an order the operation makes and answers its id. */
+  newOrder(order: Omit<NewOrder, "id">): number;
+  /** Records an OCA group the operation makes and answers its id. */
+  newOcaGroup(localId: string | null): number;
+  /** The state with the account's order `id` in the book (an ended one is read first); null when there is none. */
+  withOrder(state: TradingState, id: number): TradingState | null;
+  /** Whether a caller-chosen id is used in the strategy already (as a signal or OCA id). */
+  localIdInUse(id: string): boolean;
+  /** Sets the legacy desired-positions portfolio (null: the mode is off). */
+  setDesiredPositions(portfolio: string | null): void;
+}
+
+export interface StepOutcome<T> {
+  readonly state: TradingState;
+  readonly result: T;
+}
+
+/** An operation's work on the account: synchronous, and without effect when it throws (a refusal). */
+export type AccountStep<T> = (op: AccountOperation) => StepOutcome<T>;
+
+/** What the frame needs of the caller's context for an operation. */
+export interface OperationContext {
+  readonly clock: Pick<ControllableClock, "nowMs">;
+  readonly market: MarketData;
+  /** Who acts, and for whom (when a platform key or an administrator acts for someone). */
+  readonly actorPersonId?: number | null;
+  readonly onBehalfOfPersonId?: number | null;
+}
+
+/** Told what the frame does, in order: each operation as applied, and each batch once durable. */
+export interface FrameListener {
+  /** After an operation is applied in memory (its batch still to commit), or after an account was loaded again. */
+  applied?(strategyId: number, account: WorkingAccount, changes: AccountChanges | null): void;
+  /** After a batch is durably committed: the order events of each account in it. */
+  committed?(events: readonly OrderEvent[]): void;
+}
+
+/** A step needs what storage holds before it can run: the frame reads it and runs the step again. */
+class NeedsStorage extends Error {
+  constructor(
+    readonly orders: readonly number[],
+    readonly localIds: readonly string[],
+    readonly ids = false,
+  ) {
+    super("the operation needs rows from storage");
+  }
+}
+
+interface PendingOperation {
+  readonly ctx: OperationContext;
+  readonly step: AccountStep<unknown>;
+  readonly extremes: AdverseExtremes | undefined;
+  changes: AccountChanges;
+  result: unknown;
+  taken: { view: TradingMarketView; fills: Parameters<TradingMarketView["take"]>[0] } | null;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** One account in memory. */
+class Slot {
+  accountId = 0;
+  committed: CommittedAccount | null = null;
+  working: WorkingAccount | null = null;
+  /** Loading (or loading again after a conflict): operations wait for it. */
+  loading: Promise<void> | null = null;
+  /** Applied and not yet committed, in order; the first `inFlight` are in the batch being committed. */
+  readonly operations: PendingOperation[] = [];
+  inFlight = 0;
+  /** Ended orders read for operations (null: the account has no such order). */
+  readonly endedOrders = new Map<number, StoredOrder | null>();
+  /** Caller-chosen ids looked up in storage. */
+  readonly localIds = new Map<string, boolean>();
+
+  constructor(readonly strategyId: number) {}
+
+  get idle(): boolean {
+    return this.operations.length === 0 && this.loading === null;
+  }
+}
+
+export class TradingFrame {
+  /** Tells this process's batches from other processes' (in the outbox and in notifications). */
+  readonly origin = randomUUID();
+  readonly #slots = new Map<number, Slot>();
+  readonly #dirty = new Set<Slot>();
+  readonly #listeners: FrameListener[] = [];
+  readonly #ids: Ids;
+  #flushing: Promise<void> | null = null;
+  #scheduled = false;
+  #closed = false;
+  /** Operations waiting for their account to load or for rows they need. */
+  readonly #admitting = new Set<Promise<void>>();
+
+  readonly #journal: Journal;
+
+  /** `openJournal` opens the frame's writer, told the frame's origin. */
+  constructor(
+    private readonly storage: Storage,
+    openJournal: (origin: string) => Journal,
+  ) {
+    this.#journal = openJournal(this.origin);
+    this.#ids = new Ids(this.#journal);
+  }
+
+  listen(listener: FrameListener): void {
+    this.#listeners.push(listener);
+  }
+
+  /**
+   * Runs an operation on a strategy's model account: `step` changes the
+   * account, then the market acts on it (a marketable order fills at once).
+   * Answers the step's result once the change is durably committed; a
+   * refusal the step throws answers at once and changes nothing.
+   */
+  trade<T>(ctx: OperationContext, strategyId: number, step: AccountStep<T>, extremes?: AdverseExtremes): Promise<T> {
+    if (this.#closed) return Promise.reject(new Error("the trading frame is closed"));
+    return new Promise<T>((resolve, reject) => {
+      const operation: PendingOperation = {
+        ctx,
+        step: step as AccountStep<unknown>,
+        extremes,
+        changes: noChanges(),
+        result: undefined,
+        taken: null,
+        resolve: resolve as (value: unknown) => void,
+        reject,
+      };
+      const slot = this.#slotOf(strategyId);
+      // The common case runs synchronously: the account is in memory and ids are at hand.
+      if (slot.loading === null && slot.working !== null && this.#idsAtHand()) {
+        try {
+          this.#apply(slot, operation);
+          return;
+        } catch (error) {
+          if (!(error instanceof NeedsStorage)) {
+            reject(error);
+            return;
+          }
+        }
+      }
+      const admission = this.#admit(slot, operation)
+        .catch(reject)
+        .finally(() => this.#admitting.delete(admission));
+      this.#admitting.add(admission);
+    });
+  }
+
+  /** The committed state of the strategies' model accounts, as stored now (another process's commits included). */
+  async committedAccounts(strategyIds: readonly number[]): Promise<Map<number, CommittedAccount>> {
+    const slots = [...new Set(strategyIds)].map((id) => this.#slotOf(id));
+    await Promise.all(slots.map((slot) => this.#ready(slot)));
+    const stored = await accountVersions(
+      this.storage.db,
+      slots.map((slot) => slot.accountId),
+    );
+    const answer = new Map<number, CommittedAccount>();
+    for (const slot of slots) {
+      const committed = slot.committed as CommittedAccount;
+      if (stored.get(slot.accountId) === committed.version) {
+        answer.set(slot.strategyId, committed);
+        continue;
+      }
+      // Another process wrote the account: read it as it is now.
+      if (slot.idle) {
+        slot.working = null;
+        await this.#ready(slot);
+        answer.set(slot.strategyId, slot.committed as CommittedAccount);
+      } else {
+        const rows = await readModelAccount(this.storage.db, slot.strategyId);
+        if (rows) answer.set(slot.strategyId, accountOfRows(rows).committed);
+      }
+    }
+    return answer;
+  }
+
+  /** The working state of an account in memory (loading it first); for the fill loop's index. */
+  async workingAccount(strategyId: number): Promise<WorkingAccount> {
+    const slot = this.#slotOf(strategyId);
+    await this.#ready(slot);
+    return slot.working as WorkingAccount;
+  }
+
+  /** Whether the account is in memory and ready for a synchronous operation. */
+  isReady(strategyId: number): boolean {
+    const slot = this.#slots.get(strategyId);
+    return slot !== undefined && slot.loading === null && slot.working !== null;
+  }
+
+  /**
+   * Another process changed the account (told by a notification, or a write
+   * outside the frame): an idle account is dropped and loaded again when next
+   * used; a busy one finds out at its commit.
+   */
+  forget(strategyId: number): void {
+    const slot = this.#slots.get(strategyId);
+    if (slot?.idle) {
+      slot.working = null;
+      slot.committed = null;
+      slot.endedOrders.clear();
+      slot.localIds.clear();
+    }
+  }
+
+  /** The committed version of an account in memory, or -1 when it is not in memory. */
+  versionOf(strategyId: number): number {
+    return this.#slots.get(strategyId)?.committed?.version ?? -1;
+  }
+
+  /** Resolves once every operation applied so far is committed (or has failed). */
+  async drain(): Promise<void> {
+    while (this.#admitting.size > 0 || this.#dirty.size > 0 || this.#flushing !== null || this.#scheduled) {
+      if (this.#admitting.size > 0) await Promise.all(this.#admitting);
+      else await (this.#flushing ?? new Promise((resolve) => setImmediate(resolve)));
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.drain();
+    this.#closed = true;
+    await this.#journal.close();
+  }
+
+  #slotOf(strategyId: number): Slot {
+    let slot = this.#slots.get(strategyId);
+    if (!slot) {
+      slot = new Slot(strategyId);
+      this.#slots.set(strategyId, slot);
+    }
+    return slot;
+  }
+
+  #idsAtHand(): boolean {
+    return this.#ids.orders.left >= 64 && this.#ids.ocaGroups.left >= 64 && this.#ids.trades.left >= 64;
+  }
+
+  /** Loads the account unless it is in memory; waits for a load in progress. */
+  async #ready(slot: Slot): Promise<void> {
+    while (slot.loading || slot.working === null) {
+      if (slot.loading) {
+        await slot.loading;
+        continue;
+      }
+      slot.loading = this.#load(slot).finally(() => {
+        slot.loading = null;
+      });
+    }
+  }
+
+  async #load(slot: Slot): Promise<void> {
+    const rows = await readModelAccount(this.storage.db, slot.strategyId);
+    if (!rows) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${slot.strategyId}` });
+    const { committed, working } = accountOfRows(rows);
+    slot.accountId = rows.account.id;
+    slot.committed = committed;
+    slot.working = working;
+    slot.endedOrders.clear();
+    slot.localIds.clear();
+    for (const listener of this.#listeners) listener.applied?.(slot.strategyId, working, null);
+  }
+
+  /** Waits for the account, then applies the operation. */
+  async #admit(slot: Slot, operation: PendingOperation): Promise<void> {
+    await this.#ready(slot);
+    await this.#applyReading(slot, operation);
+  }
+
+  /** Applies the operation, first reading from storage what it needs and fetching ids when short. */
+  async #applyReading(slot: Slot, operation: PendingOperation): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      if (!this.#idsAtHand()) await this.#ids.ensure();
+      try {
+        this.#apply(slot, operation);
+        return;
+      } catch (error) {
+        if (!(error instanceof NeedsStorage) || attempt > 20) throw error;
+        await this.#read(slot, error);
+      }
+    }
+  }
+
+  async #read(slot: Slot, needs: NeedsStorage): Promise<void> {
+    if (needs.ids) await this.#ids.ensure(5_000);
+    const rows = await orderRowsOf(this.storage.db, slot.accountId, needs.orders);
+    for (const id of needs.orders) slot.endedOrders.set(id, rows.find((row) => row.id === id) ?? null);
+    for (const id of needs.localIds) slot.localIds.set(id, await localIdInUse(this.storage.db, slot.strategyId, id));
+  }
+
+  /** Applies an operation to the working account (synchronously), to be committed with the next batch. */
+  #apply(slot: Slot, operation: PendingOperation): void {
+    const before = slot.working as WorkingAccount;
+    const nowMs = operation.ctx.clock.nowMs();
+    const market = marketViewAt(operation.ctx.market, nowMs);
+    const newOrders = new Map<number, NewOrder>();
+    const ocaGroups: StoredOcaGroup[] = [];
+    const usedLocalIds: string[] = [];
+    let desiredPositions: string | null | undefined;
+    const ids = this.#ids;
+    const take = (pool: typeof ids.orders) => {
+      if (pool.left === 0) throw new NeedsStorage([], [], true);
+      return pool.next();
+    };
+    const op: AccountOperation = {
+      nowMs,
+      market,
+      account: before,
+      newOrder(order) {
+        const id = take(ids.orders);
+        newOrders.set(id, { ...order, id });
+        if (order.localSignalId !== null) usedLocalIds.push(order.localSignalId);
+        return id;
+      },
+      newOcaGroup(localId) {
+        const id = take(ids.ocaGroups);
+        ocaGroups.push({ id, strategy_id: slot.strategyId, account_id: slot.accountId, local_id: localId });
+        if (localId !== null) usedLocalIds.push(localId);
+        return id;
+      },
+      withOrder(state, id) {
+        if (state.book.has(id)) return state;
+        if (!slot.endedOrders.has(id)) throw new NeedsStorage([id], []);
+        const row = slot.endedOrders.get(id);
+        if (!row) return null;
+        return {
+          ...state,
+          book: new Map(state.book).set(id, bookOrderOf(row)),
+          terms: new Map(state.terms).set(id, termsOfRow(row)),
+        };
+      },
+      localIdInUse(id) {
+        const known = slot.localIds.get(id);
+        if (known === undefined) throw new NeedsStorage([], [id]);
+        return known;
+      },
+      setDesiredPositions(portfolio) {
+        desiredPositions = portfolio;
+      },
+    };
+    const stepped = operation.step(op);
+    const plan = commissionPlanOf(before);
+    const advanced = advance(stepped.state, market, plan, nowMs, operation.extremes, () => take(ids.trades));
+    // Rows of ended orders the step read must be known to the record (as the previous image).
+    const withEnded = addEndedRows(before, stepped.state, slot.endedOrders);
+    const { account, changes } = recordOperation(withEnded, advanced.state, {
+      accountId: slot.accountId,
+      nowMs,
+      newOrders,
+      ocaGroups,
+      fills: advanced.fills,
+      ...(desiredPositions !== undefined ? { desiredPositions } : {}),
+      actorPersonId: operation.ctx.actorPersonId ?? null,
+      onBehalfOfPersonId: operation.ctx.onBehalfOfPersonId ?? null,
+    });
+    market.take(advanced.fills);
+    for (const id of usedLocalIds) slot.localIds.set(id, true);
+    for (const id of changes.orders.keys()) slot.endedOrders.delete(id);
+    slot.working = account;
+    operation.changes = changes;
+    operation.result = stepped.result;
+    operation.taken = { view: market, fills: advanced.fills };
+    slot.operations.push(operation);
+    this.#dirty.add(slot);
+    for (const listener of this.#listeners) listener.applied?.(slot.strategyId, account, changes);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#flushing !== null || this.#dirty.size === 0) return;
+    this.#scheduled = true;
+    // One turn of the event loop lets the requests that arrived together join the batch.
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flushing = this.#flush().finally(() => {
+        this.#flushing = null;
+        this.#schedule();
+      });
+    });
+  }
+
+  /** Commits the operations applied since the last batch, in one transaction. */
+  async #flush(): Promise<void> {
+    const slots = [...this.#dirty].filter((slot) => slot.loading === null && slot.operations.length > 0);
+    this.#dirty.clear();
+    if (slots.length === 0) return;
+    const batch = batchOf(slots, this.origin);
+    for (const slot of slots) slot.inFlight = slot.operations.length;
+    let outcome: CommitOutcome;
+    try {
+      outcome = await this.#journal.commit(batch);
+    } catch (error) {
+      await this.#failed(slots, error);
+      return;
+    }
+    if (outcome.ok) this.#committed(slots);
+    else await this.#conflicted(slots, new Set(outcome.conflicts));
+  }
+
+  #committed(slots: readonly Slot[]): void {
+    const events: OrderEvent[] = [];
+    for (const slot of slots) {
+      const done = slot.operations.splice(0, slot.inFlight);
+      slot.inFlight = 0;
+      const changes = noChanges();
+      for (const operation of done) mergeChanges(changes, operation.changes);
+      slot.committed = committedAfter(slot.committed as CommittedAccount, changes);
+      events.push(...changes.events);
+      for (const operation of done) operation.resolve(operation.result);
+      if (slot.operations.length > 0) this.#dirty.add(slot);
+    }
+    for (const listener of this.#listeners) listener.committed?.(events);
+  }
+
+  /** Another writer moved some accounts: they are loaded again and their operations applied again. */
+  async #conflicted(slots: readonly Slot[], conflicts: ReadonlySet<number>): Promise<void> {
+    for (const slot of slots) {
+      slot.inFlight = 0;
+      if (conflicts.has(slot.accountId)) await this.#replay(slot);
+      else this.#dirty.add(slot);
+    }
+  }
+
+  /** A batch failed: alone, an account's operations fail; together, each account is tried on its own. */
+  async #failed(slots: readonly Slot[], error: unknown): Promise<void> {
+    if (slots.length > 1) {
+      for (const slot of slots) slot.inFlight = 0;
+      for (const slot of slots) {
+        const batch = batchOf([slot], this.origin);
+        slot.inFlight = slot.operations.length;
+        try {
+          const outcome = await this.#journal.commit(batch);
+          if (outcome.ok) this.#committed([slot]);
+          else await this.#conflicted([slot], new Set(outcome.conflicts));
+        } catch (alone) {
+          await this.#failed([slot], alone);
+        }
+      }
+      return;
+    }
+    const [slot] = slots as [Slot];
+    const failed = slot.operations.splice(0, slot.inFlight);
+    slot.inFlight = 0;
+    for (const operation of failed) {
+      operation.taken?.view.take(operation.taken.fills, -1);
+      operation.reject(error);
+    }
+    await this.#replay(slot);
+  }
+
+  /**
+   * Loads the account again and applies its uncommitted operations again, in
+   * order; operations arriving meanwhile wait behind them.
+   */
+  async #replay(slot: Slot): Promise<void> {
+    const pending = slot.operations.splice(0);
+    for (const operation of pending) operation.taken?.view.take(operation.taken.fills, -1);
+    slot.working = null;
+    const replaying = (async () => {
+      try {
+        await this.#load(slot);
+      } catch (error) {
+        for (const operation of pending) operation.reject(error);
+        return;
+      }
+      for (const operation of pending) {
+        operation.changes = noChanges();
+        await this.#applyReading(slot, operation).catch(operation.reject);
+      }
+    })();
+    slot.loading = replaying.finally(() => {
+      slot.loading = null;
+    });
+    await slot.loading;
+  }
+}
+
+const commissionPlanOf = (account: WorkingAccount): CommissionPlan =>
+  commissionPlan(account.commissionPlan) ?? (commissionPlan("Default") as CommissionPlan);
+
+/** The working account with the ended orders a step read added to its rows (so a change to them has an image). */
+function addEndedRows(
+  before: WorkingAccount,
+  stepped: TradingState,
+  ended: ReadonlyMap<number, StoredOrder | null>,
+): WorkingAccount {
+  let rows: Map<number, StoredOrder> | null = null;
+  let book = before.state.book;
+  let terms = before.state.terms;
+  for (const id of stepped.book.keys()) {
+    if (before.rows.has(id)) continue;
+    const row = ended.get(id);
+    if (!row) continue;
+    rows ??= new Map(before.rows);
+    rows.set(id, row);
+    if (book === before.state.book) {
+      book = new Map(book);
+      terms = new Map(terms);
+    }
+    (book as Map<number, ReturnType<typeof bookOrderOf>>).set(id, bookOrderOf(row));
+    (terms as Map<number, ReturnType<typeof termsOfRow>>).set(id, termsOfRow(row));
+  }
+  return rows ? { ...before, rows, state: { ...before.state, book, terms } } : before;
+}
+
+/** The batch of the accounts' applied operations. */
+function batchOf(slots: readonly Slot[], origin: string): JournalBatch {
+  const accounts: AccountCommit[] = [];
+  const strategies: StrategyCommit[] = [];
+  const batch = {
+    ocaGroups: [] as JournalBatch["ocaGroups"][number][],
+    newOrders: [] as StoredOrder[],
+    changedOrders: [] as StoredOrder[],
+    newTrades: [] as JournalBatch["newTrades"][number][],
+    changedTrades: [] as JournalBatch["changedTrades"][number][],
+    fills: [] as JournalBatch["fills"][number][],
+    positions: [] as JournalBatch["positions"][number][],
+    closedPositions: [] as { account_id: number; symbol: string }[],
+    events: [] as NewOrderEvent[],
+  };
+  for (const slot of slots) {
+    const committed = slot.committed as CommittedAccount;
+    const changes = noChanges();
+    for (const operation of slot.operations) mergeChanges(changes, operation.changes);
+    const working = changes.after as WorkingAccount;
+    accounts.push({
+      id: slot.accountId,
+      strategyId: slot.strategyId,
+      expectedVersion: committed.version,
+      cash: formatDecimal(working.state.cash),
+      commissionsPaid: formatDecimal(working.commissionsPaid),
+      planCommissions: planCommissionsText(working.planCommissions),
+      eventSeq: working.eventSeq,
+    });
+    if (changes.traded.size > 0 || changes.desiredPositions !== undefined) {
+      strategies.push({
+        id: slot.strategyId,
+        tradedKinds: [...changes.traded],
+        ...(changes.desiredPositions !== undefined ? { desiredPositions: changes.desiredPositions } : {}),
+      });
+    }
+    batch.ocaGroups.push(...changes.ocaGroups);
+    for (const { row, isNew } of changes.orders.values()) (isNew ? batch.newOrders : batch.changedOrders).push(row);
+    for (const { row, isNew } of changes.trades.values()) (isNew ? batch.newTrades : batch.changedTrades).push(row);
+    batch.fills.push(...changes.fills);
+    for (const [symbol, position] of changes.positions) {
+      if (position) batch.positions.push(position);
+      else batch.closedPositions.push({ account_id: slot.accountId, symbol });
+    }
+    for (const event of changes.events) batch.events.push(outboxRow(event, origin));
+  }
+  batch.newOrders.sort((a, b) => a.id - b.id);
+  return { accounts, strategies, consumers: [], ...batch };
+}
+
+function outboxRow(event: OrderEvent, origin: string): NewOrderEvent {
+  return {
+    account_id: event.accountId,
+    seq: event.seq,
+    kind: event.kind,
+    order_id: event.orderId,
+    payload: JSON.stringify(event.fill ?? orderPayload(event)),
+    actor_person_id: event.actorPersonId,
+    on_behalf_of_person_id: event.onBehalfOfPersonId,
+    origin,
+    at: event.atMs,
+  };
+}
+
+/** What an order event says of its order: all of it when accepted, its state after that. */
+function orderPayload(event: OrderEvent): Partial<StoredOrder> {
+  const { order } = event;
+  if (event.kind === "accepted") return order;
+  const state = {
+    status: order.status,
+    filled_quantity: order.filled_quantity,
+    filled_notional: order.filled_notional,
+    info: order.info,
+  };
+  if (event.kind !== "working") return state;
+  return {
+    ...state,
+    symbol: order.symbol,
+    symbol_type: order.symbol_type,
+    side: order.side,
+    order_type: order.order_type,
+    limit_price: order.limit_price,
+    stop_price: order.stop_price,
+  };
+}
+
+/** The committed copy after a batch of the account's operations. */
+function committedAfter(before: CommittedAccount, changes: AccountChanges): CommittedAccount {
+  const working = changes.after as WorkingAccount;
+  const orders = new Map(before.orders);
+  for (const [id, { row }] of changes.orders) {
+    if (isActiveRow(row)) orders.set(id, row);
+    else orders.delete(id);
+  }
+  const positions = new Map(before.positions);
+  for (const [symbol, position] of changes.positions) {
+    if (position) positions.set(symbol, position);
+    else positions.delete(symbol);
+  }
+  return {
+    ...before,
+    version: before.version + 1,
+    eventSeq: working.eventSeq,
+    cash: working.state.cash,
+    strategy: working.strategy,
+    orders,
+    positions,
+  };
+}

@@ -1,0 +1,353 @@
+import { addCommissions } from "../../core/commissions.js";
+import { add, type Decimal, formatDecimal, ZERO } from "../../core/decimal.js";
+import type { BookOrder } from "../../core/orders/book.js";
+import type { FillRecord, TradingState } from "../../core/orders/execution.js";
+import { type OrderStatus, TERMINAL, WORKING } from "../../core/orders/status.js";
+import type { OrderTerms } from "../../core/orders/terms.js";
+import type { NewFill, StoredOcaGroup, StoredOrder, StoredPosition, StoredTrade } from "../../store/journal/batch.js";
+import { storedTradeOf, TRADES_COLUMNS, type TradesColumn, textOrNull } from "../../store/trading-state.js";
+import type { WorkingAccount } from "./account.js";
+
+/**
+ * What one operation changed in an account, as rows to store and as order
+ * events for the outbox, worked out by comparing the account before and
+ * after. Events follow the order state machine (API.md "Order status codes"):
+ * an order is accepted (A), starts working (0), fills (1, 2) or ends
+ * canceled (4), replaced (5), rejected (8) or expired (C); every fill is an
+ * event of its own.
+ */
+export type OrderEventKind =
+  | "accepted"
+  | "working"
+  | "fill"
+  | "partiallyFilled"
+  | "filled"
+  | "canceled"
+  | "replaced"
+  | "rejected"
+  | "expired";
+
+/** An order event as consumers see it: the outbox row before it is serialized. */
+export interface OrderEvent {
+  readonly accountId: number;
+  readonly strategyId: number;
+  readonly seq: number;
+  readonly kind: OrderEventKind;
+  readonly orderId: number;
+  readonly atMs: number;
+  /** Who acted, and for whom. */
+  readonly actorPersonId: number | null;
+  readonly onBehalfOfPersonId: number | null;
+  /** The order as it stands after the event (after every event of the operation for a fill). */
+  readonly order: StoredOrder;
+  /** For a fill event, the fill. */
+  readonly fill?: NewFill;
+}
+
+/** An order an operation makes, with the terms it was checked to. */
+export interface NewOrder {
+  readonly id: number;
+  readonly terms: OrderTerms;
+  readonly cancelReplaceId: number | null;
+  readonly parkedUntilMs: number | null;
+  readonly doNotCreateOca: boolean;
+  readonly doNotSyncToOpen: boolean;
+  /** The legacy API's caller-chosen signalid. */
+  readonly localSignalId: string | null;
+}
+
+/** The rows of one or more operations on an account, merged in order: what a batch writes for it. */
+export interface AccountChanges {
+  readonly orders: Map<number, { row: StoredOrder; isNew: boolean }>;
+  readonly trades: Map<number, { row: StoredTrade; isNew: boolean }>;
+  /** Positions by symbol; null when closed. */
+  readonly positions: Map<string, StoredPosition | null>;
+  readonly ocaGroups: StoredOcaGroup[];
+  readonly fills: NewFill[];
+  readonly events: OrderEvent[];
+  readonly traded: Set<TradesColumn>;
+  /** The desired-positions portfolio when the operation set it; undefined when untouched. */
+  desiredPositions?: string | null;
+  /** The account after the (last) operation; null before any. */
+  after: WorkingAccount | null;
+}
+
+export const noChanges = (): AccountChanges => ({
+  orders: new Map(),
+  trades: new Map(),
+  positions: new Map(),
+  ocaGroups: [],
+  fills: [],
+  events: [],
+  traded: new Set(),
+  after: null,
+});
+
+/** Adds the later changes to the earlier ones (the later image of a row wins; a row new in either stays new). */
+export function mergeChanges(into: AccountChanges, later: AccountChanges): void {
+  for (const [id, change] of later.orders) {
+    into.orders.set(id, { row: change.row, isNew: change.isNew || (into.orders.get(id)?.isNew ?? false) });
+  }
+  for (const [id, change] of later.trades) {
+    into.trades.set(id, { row: change.row, isNew: change.isNew || (into.trades.get(id)?.isNew ?? false) });
+  }
+  for (const [symbol, position] of later.positions) into.positions.set(symbol, position);
+  into.ocaGroups.push(...later.ocaGroups);
+  into.fills.push(...later.fills);
+  into.events.push(...later.events);
+  for (const column of later.traded) into.traded.add(column);
+  if (later.desiredPositions !== undefined) into.desiredPositions = later.desiredPositions;
+  if (later.after) into.after = later.after;
+}
+
+export interface OperationRecord {
+  readonly accountId: number;
+  readonly nowMs: number;
+  readonly newOrders: ReadonlyMap<number, NewOrder>;
+  readonly ocaGroups: readonly StoredOcaGroup[];
+  readonly fills: readonly FillRecord[];
+  /** The legacy desired-positions portfolio when the operation set it. */
+  readonly desiredPositions?: string | null;
+  readonly actorPersonId: number | null;
+  readonly onBehalfOfPersonId: number | null;
+}
+
+const STATUS_EVENTS: Partial<Record<OrderStatus, OrderEventKind>> = {
+  PartiallyFilled: "partiallyFilled",
+  Filled: "filled",
+  Canceled: "canceled",
+  Replaced: "replaced",
+  Rejected: "rejected",
+  Expired: "expired",
+};
+
+/** The account after an operation, and what it changed. */
+export function recordOperation(
+  before: WorkingAccount,
+  after: TradingState,
+  op: OperationRecord,
+): { readonly account: WorkingAccount; readonly changes: AccountChanges } {
+  const { accountId, nowMs } = op;
+  const strategyId = before.strategy.id;
+  const changes = noChanges();
+  const rows = new Map(before.rows);
+  const changed: { order: BookOrder; row: StoredOrder; old: BookOrder | undefined }[] = [];
+  for (const order of after.book.values()) {
+    const old = before.state.book.get(order.id);
+    const expiresAt = after.expiresAtMs.get(order.id) ?? null;
+    const note = after.notes.get(order.id);
+    if (
+      old &&
+      old.state.status === order.state.status &&
+      old.state.filledQuantity === order.state.filledQuantity &&
+      old.parentId === order.parentId &&
+      (before.state.expiresAtMs.get(order.id) ?? null) === expiresAt &&
+      note === undefined
+    ) {
+      continue;
+    }
+    const ended = TERMINAL.has(order.state.status) && (!old || !TERMINAL.has(old.state.status));
+    const made = op.newOrders.get(order.id);
+    const previous = rows.get(order.id);
+    let row: StoredOrder;
+    if (made) {
+      row = newOrderRow(made, order, accountId, strategyId, nowMs);
+      row = { ...row, expires_at: expiresAt, info: note ?? null, closed_at: ended ? nowMs : null };
+    } else if (previous) {
+      row = {
+        ...previous,
+        status: order.state.status,
+        filled_quantity: formatDecimal(order.state.filledQuantity),
+        filled_notional: formatDecimal(order.state.filledNotional),
+        parent_id: order.parentId,
+        expires_at: expiresAt,
+        updated_at: nowMs,
+        info: note ?? previous.info,
+        closed_at: ended ? nowMs : previous.closed_at,
+      };
+    } else {
+      throw new Error(`order ${order.id} of account ${accountId} changed but was never loaded`);
+    }
+    rows.set(order.id, row);
+    changes.orders.set(order.id, { row, isNew: made !== undefined });
+    changed.push({ order, row, old });
+    if (made) {
+      const column = TRADES_COLUMNS[made.terms.instrument.symbolType];
+      if (!before.strategy.traded.has(column)) changes.traded.add(column);
+    }
+  }
+  changes.ocaGroups.push(...op.ocaGroups);
+
+  for (const [key, trade] of after.trades) {
+    if (before.state.trades.get(key) === trade) continue;
+    changes.trades.set(key, { row: storedTradeOf(trade, strategyId, accountId), isNew: !before.state.trades.has(key) });
+  }
+  for (const symbol of before.state.positions.keys()) {
+    if (!after.positions.has(symbol)) changes.positions.set(symbol, null);
+  }
+  for (const [symbol, held] of after.positions) {
+    if (before.state.positions.get(symbol) === held) continue;
+    changes.positions.set(symbol, {
+      account_id: accountId,
+      strategy_id: strategyId,
+      symbol,
+      symbol_type: held.instrument.symbolType,
+      quantity: formatDecimal(held.position.quantity),
+      cost: formatDecimal(held.position.cost),
+      opened_at: held.openedAtMs,
+      trade_id: held.tradeKey,
+    });
+  }
+  let commissions: Decimal = ZERO;
+  let planCommissions = before.planCommissions;
+  for (const fill of op.fills) {
+    commissions = add(commissions, fill.commission);
+    planCommissions = addCommissions(planCommissions, fill.planCommissions);
+    changes.fills.push(storedFillOf(fill, accountId, strategyId));
+  }
+
+  // Events, in the order things happened within the operation.
+  let seq = before.eventSeq;
+  const event = (kind: OrderEventKind, row: StoredOrder, fill?: NewFill) => {
+    seq += 1;
+    changes.events.push({
+      accountId,
+      strategyId,
+      seq,
+      kind,
+      orderId: row.id,
+      atMs: nowMs,
+      actorPersonId: op.actorPersonId,
+      onBehalfOfPersonId: op.onBehalfOfPersonId,
+      order: row,
+      ...(fill ? { fill } : {}),
+    });
+  };
+  for (const { row, old } of changed) if (!old) event("accepted", row);
+  for (const { order, row, old } of changed) {
+    const wasWaiting = !old || old.state.status === "PendingNew";
+    const started = WORKING.has(order.state.status) || order.state.status === "Filled";
+    if (wasWaiting && started) event("working", row);
+  }
+  for (const fill of changes.fills) event("fill", rows.get(fill.order_id) as StoredOrder, fill);
+  for (const { order, row, old } of changed) {
+    const kind = STATUS_EVENTS[order.state.status];
+    const moved = old?.state.status !== order.state.status || old.state.filledQuantity !== order.state.filledQuantity;
+    if (kind && moved) event(kind, row);
+  }
+  if (op.desiredPositions !== undefined) changes.desiredPositions = op.desiredPositions;
+
+  const state = pruned(after, rows);
+  const strategy =
+    changes.traded.size === 0 && op.desiredPositions === undefined
+      ? before.strategy
+      : {
+          ...before.strategy,
+          traded: new Set([...before.strategy.traded, ...changes.traded]),
+          desiredPositions: op.desiredPositions === undefined ? before.strategy.desiredPositions : op.desiredPositions,
+        };
+  const account: WorkingAccount = {
+    ...before,
+    state,
+    rows,
+    eventSeq: seq,
+    commissionsPaid: add(before.commissionsPaid, commissions),
+    planCommissions,
+    strategy,
+  };
+  changes.after = account;
+  return { account, changes };
+}
+
+function newOrderRow(
+  made: NewOrder,
+  order: BookOrder,
+  accountId: number,
+  strategyId: number,
+  nowMs: number,
+): StoredOrder {
+  const { terms } = made;
+  return {
+    id: made.id,
+    strategy_id: strategyId,
+    account_id: accountId,
+    symbol: terms.instrument.fullSymbol,
+    symbol_type: terms.instrument.symbolType,
+    order_type: terms.type,
+    side: terms.side,
+    open_close: terms.openClose,
+    tif: terms.tif,
+    quantity: formatDecimal(terms.quantity),
+    limit_price: textOrNull(terms.limit),
+    stop_price: textOrNull(terms.stop),
+    profit_target: textOrNull(terms.profitTarget),
+    stop_loss: textOrNull(terms.stopLoss),
+    do_not_create_oca: made.doNotCreateOca ? 1 : 0,
+    do_not_sync_to_open: made.doNotSyncToOpen ? 1 : 0,
+    parent_id: order.parentId,
+    oca_group_id: order.ocaGroup,
+    cancel_replace_id: made.cancelReplaceId,
+    parked_until: made.parkedUntilMs,
+    expires_at: null,
+    signal_type: terms.signalType,
+    status: order.state.status,
+    filled_quantity: formatDecimal(order.state.filledQuantity),
+    filled_notional: formatDecimal(order.state.filledNotional),
+    info: null,
+    posted_at: nowMs,
+    updated_at: nowMs,
+    closed_at: null,
+    local_signal_id: made.localSignalId,
+  };
+}
+
+function storedFillOf(fill: FillRecord, accountId: number, strategyId: number): NewFill {
+  return {
+    order_id: fill.orderId,
+    strategy_id: strategyId,
+    account_id: accountId,
+    trade_id: fill.tradeKey,
+    symbol: fill.instrument.fullSymbol,
+    symbol_type: fill.instrument.symbolType,
+    side: fill.side,
+    quantity: formatDecimal(fill.quantity),
+    price: formatDecimal(fill.price),
+    commission: formatDecimal(fill.commission),
+    realized: formatDecimal(fill.realized),
+    cash: formatDecimal(fill.cash),
+    usd_rate: formatDecimal(fill.usdRate),
+    position_after: formatDecimal(fill.positionAfter),
+    filled_at: fill.atMs,
+  };
+}
+
+/**
+ * The state kept between operations: ended orders leave the book unless a
+ * live order waits on them, closed trades leave, and notes (written into the
+ * rows) are cleared.
+ */
+function pruned(state: TradingState, rows: Map<number, StoredOrder>): TradingState {
+  const parents = new Set<number>();
+  let ended = false;
+  for (const order of state.book.values()) {
+    if (TERMINAL.has(order.state.status)) ended = true;
+    else if (order.parentId !== null) parents.add(order.parentId);
+  }
+  let closedTrade = false;
+  for (const trade of state.trades.values()) if (trade.closedAtMs !== null) closedTrade = true;
+  if (!ended && !closedTrade && state.notes.size === 0) return state;
+  const book = new Map(state.book);
+  const terms = new Map(state.terms);
+  const expiresAtMs = new Map(state.expiresAtMs);
+  for (const order of state.book.values()) {
+    if (!TERMINAL.has(order.state.status) || parents.has(order.id)) continue;
+    book.delete(order.id);
+    terms.delete(order.id);
+    expiresAtMs.delete(order.id);
+    rows.delete(order.id);
+  }
+  const trades = closedTrade
+    ? new Map([...state.trades].filter(([, trade]) => trade.closedAtMs === null))
+    : state.trades;
+  return { ...state, book, terms, expiresAtMs, trades, notes: new Map() };
+}

@@ -1,0 +1,93 @@
+import type { Selectable } from "kysely";
+import type {
+  FillsTable,
+  OcaGroupsTable,
+  OrderEventsTable,
+  OrdersTable,
+  PositionsTable,
+  TradesTable,
+} from "../schema.js";
+
+/**
+ * One durable batch of the trading frame: the changes of many operations on
+ * many accounts, written in one transaction. Rows are full images as stored
+ * (decimals already as text), so a writer only moves them into SQL. Each
+ * account is written only from the version the frame read it at; when another
+ * process wrote it meanwhile the whole batch is refused with the accounts in
+ * conflict, and nothing is written.
+ */
+export type StoredOrder = Selectable<OrdersTable>;
+export type StoredTrade = Selectable<TradesTable>;
+export type StoredPosition = Selectable<PositionsTable>;
+export type StoredOcaGroup = Selectable<OcaGroupsTable>;
+export type NewFill = Omit<Selectable<FillsTable>, "id">;
+export type NewOrderEvent = Omit<Selectable<OrderEventsTable>, "id">;
+
+export interface AccountCommit {
+  readonly id: number;
+  /** The strategy whose model account it is (other processes are told by strategy). */
+  readonly strategyId: number;
+  /** The version the changes were made from: the commit is refused if storage holds another. */
+  readonly expectedVersion: number;
+  readonly cash: string;
+  readonly commissionsPaid: string;
+  readonly planCommissions: string;
+  /** The sequence number of the account's last event after the commit. */
+  readonly eventSeq: number;
+}
+
+/** Changes to a strategy that come with its trading. */
+export interface StrategyCommit {
+  readonly id: number;
+  /** SecurityTypesEnabled columns to set (the strategy placed an order of the kind). */
+  readonly tradedKinds: readonly ("trades_stocks" | "trades_options" | "trades_futures" | "trades_forex")[];
+  /** The legacy desired-positions mode's portfolio; undefined leaves it as it is. */
+  readonly desiredPositions?: string | null;
+}
+
+/** A consumer's position in an account's events, moved only from where it was (`expected`, null: none yet). */
+export interface ConsumerAdvance {
+  readonly consumer: string;
+  readonly accountId: number;
+  readonly expected: number | null;
+  readonly seq: number;
+}
+
+export interface JournalBatch {
+  readonly accounts: readonly AccountCommit[];
+  readonly strategies: readonly StrategyCommit[];
+  readonly ocaGroups: readonly StoredOcaGroup[];
+  /** In id order, so a new order's parent is stored before it. */
+  readonly newOrders: readonly StoredOrder[];
+  readonly changedOrders: readonly StoredOrder[];
+  readonly newTrades: readonly StoredTrade[];
+  readonly changedTrades: readonly StoredTrade[];
+  readonly fills: readonly NewFill[];
+  /** Open positions after the batch (inserted or replaced). */
+  readonly positions: readonly StoredPosition[];
+  /** Positions the batch closed. */
+  readonly closedPositions: readonly { readonly account_id: number; readonly symbol: string }[];
+  readonly events: readonly NewOrderEvent[];
+  readonly consumers: readonly ConsumerAdvance[];
+}
+
+export type CommitOutcome =
+  | { readonly ok: true }
+  /** Accounts another writer changed since the frame read them; consumers whose position moved. */
+  | { readonly ok: false; readonly conflicts: readonly number[]; readonly consumerConflicts: readonly string[] };
+
+/** Tables whose ids the frame hands out itself, so an operation knows them before its commit. */
+export type AllocatedTable = "orders" | "oca_groups" | "trades";
+
+/** Ids reserved for one process: [first, last] ranges. */
+export type IdRanges = readonly (readonly [number, number])[];
+
+/** Where the frame's batches go: one writer per process, batches one at a time. */
+export interface Journal {
+  commit(batch: JournalBatch): Promise<CommitOutcome>;
+  reserveIds(table: AllocatedTable, count: number): Promise<IdRanges>;
+  close(): Promise<void>;
+}
+
+export const isEmptyBatch = (batch: JournalBatch): boolean =>
+  batch.accounts.length === 0 && batch.consumers.length === 0;

@@ -1,0 +1,264 @@
+import { parentPort, workerData } from "node:worker_threads";
+import Database from "better-sqlite3";
+import { configureSqlite } from "../sqlite-settings.js";
+import type { AllocatedTable, CommitOutcome, IdRanges, JournalBatch } from "./batch.js";
+
+/**
+ * The SQLite journal's own thread: it owns a connection of its own and
+ * writes the trading frame's batches (each in one transaction, synchronous
+ * FULL) and checkpoints the WAL, so neither the commit's fsync nor a
+ * checkpoint ever runs on the service's event loop. Statements are prepared
+ * once.
+ */
+export interface JournalRequest {
+  readonly id: number;
+  readonly command:
+    | { readonly kind: "commit"; readonly batch: JournalBatch }
+    | { readonly kind: "reserve"; readonly table: AllocatedTable; readonly count: number }
+    | { readonly kind: "close" };
+}
+
+export type JournalReply =
+  | { readonly id: number; readonly ok: true; readonly value: CommitOutcome | IdRanges | null }
+  | { readonly id: number; readonly ok: false; readonly message: string };
+
+const { file, checkpointMs } = workerData as { file: string; checkpointMs: number };
+const db = new Database(file);
+configureSqlite(db);
+
+const ORDER_COLUMNS = [
+  "id",
+  "strategy_id",
+  "account_id",
+  "symbol",
+  "symbol_type",
+  "order_type",
+  "side",
+  "open_close",
+  "tif",
+  "quantity",
+  "limit_price",
+  "stop_price",
+  "profit_target",
+  "stop_loss",
+  "do_not_create_oca",
+  "do_not_sync_to_open",
+  "parent_id",
+  "oca_group_id",
+  "cancel_replace_id",
+  "parked_until",
+  "expires_at",
+  "signal_type",
+  "status",
+  "filled_quantity",
+  "filled_notional",
+  "info",
+  "posted_at",
+  "updated_at",
+  "closed_at",
+  "local_signal_id",
+] as const;
+const ORDER_CHANGES = [
+  "status",
+  "filled_quantity",
+  "filled_notional",
+  "parent_id",
+  "expires_at",
+  "updated_at",
+  "info",
+  "closed_at",
+] as const;
+const TRADE_CHANGES = [
+  "closed_at",
+  "opened_quantity",
+  "closed_quantity",
+  "open_notional",
+  "close_notional",
+  "realized",
+  "commission",
+  "evaluated_at",
+  "mae_amount",
+  "mae_worst_price",
+  "mae_worst_price_at",
+  "mae_equity",
+  "mae_entry_price",
+  "mae_open_quantity",
+  "plan_commissions",
+] as const;
+const TRADE_COLUMNS = [
+  "id",
+  "strategy_id",
+  "account_id",
+  "symbol",
+  "symbol_type",
+  "side",
+  "opened_at",
+  ...TRADE_CHANGES,
+];
+const FILL_COLUMNS = [
+  "order_id",
+  "strategy_id",
+  "account_id",
+  "trade_id",
+  "symbol",
+  "symbol_type",
+  "side",
+  "quantity",
+  "price",
+  "commission",
+  "realized",
+  "cash",
+  "usd_rate",
+  "position_after",
+  "filled_at",
+];
+const POSITION_COLUMNS = [
+  "account_id",
+  "strategy_id",
+  "symbol",
+  "symbol_type",
+  "quantity",
+  "cost",
+  "opened_at",
+  "trade_id",
+];
+const EVENT_COLUMNS = [
+  "account_id",
+  "seq",
+  "kind",
+  "order_id",
+  "payload",
+  "actor_person_id",
+  "on_behalf_of_person_id",
+  "origin",
+  "at",
+];
+
+const insert = (table: string, columns: readonly string[], tail = "") =>
+  db.prepare(`insert into ${table} (${columns.join(", ")}) values (${columns.map((c) => `@${c}`).join(", ")})${tail}`);
+
+const statements = {
+  versions: db.prepare<[string], { id: number; version: number }>(
+    "select id, version from accounts where id in (select value from json_each(?))",
+  ),
+  account: db.prepare(
+    `update accounts set version = version + 1, cash = @cash, commissions_paid = @commissionsPaid,
+      plan_commissions = @planCommissions, event_seq = @eventSeq where id = @id`,
+  ),
+  traded: {
+    trades_stocks: db.prepare("update strategies set trades_stocks = 1 where id = ?"),
+    trades_options: db.prepare("update strategies set trades_options = 1 where id = ?"),
+    trades_futures: db.prepare("update strategies set trades_futures = 1 where id = ?"),
+    trades_forex: db.prepare("update strategies set trades_forex = 1 where id = ?"),
+  },
+  desired: db.prepare("update strategies set desired_positions = ? where id = ?"),
+  ocaGroup: insert("oca_groups", ["id", "strategy_id", "account_id", "local_id"]),
+  newOrder: insert("orders", ORDER_COLUMNS),
+  changedOrder: db.prepare(`update orders set ${ORDER_CHANGES.map((c) => `${c} = @${c}`).join(", ")} where id = @id`),
+  newTrade: insert("trades", TRADE_COLUMNS),
+  changedTrade: db.prepare(`update trades set ${TRADE_CHANGES.map((c) => `${c} = @${c}`).join(", ")} where id = @id`),
+  fill: insert("fills", FILL_COLUMNS),
+  position: insert(
+    "positions",
+    POSITION_COLUMNS,
+    ` on conflict (account_id, symbol) do update set ${POSITION_COLUMNS.slice(3)
+      .map((c) => `${c} = excluded.${c}`)
+      .join(", ")}`,
+  ),
+  closedPosition: db.prepare("delete from positions where account_id = @account_id and symbol = @symbol"),
+  event: insert("order_events", EVENT_COLUMNS),
+  consumerAt: db.prepare<[string, number], { seq: number }>(
+    "select seq from outbox_positions where consumer = ? and account_id = ?",
+  ),
+  consumer: db.prepare(
+    `insert into outbox_positions (consumer, account_id, seq) values (@consumer, @accountId, @seq)
+      on conflict (consumer, account_id) do update set seq = excluded.seq`,
+  ),
+  sequence: db.prepare<[string], { seq: number }>("select seq from sqlite_sequence where name = ?"),
+  reserve: db.prepare<[number, string], { seq: number }>(
+    "update sqlite_sequence set seq = seq + ? where name = ? returning seq",
+  ),
+};
+const begin = db.prepare("begin immediate");
+const commitStatement = db.prepare("commit");
+const rollback = db.prepare("rollback");
+
+function inTransaction<T>(work: () => T): T {
+  begin.run();
+  try {
+    const result = work();
+    if (db.inTransaction) commitStatement.run();
+    return result;
+  } catch (error) {
+    if (db.inTransaction) rollback.run();
+    throw error;
+  }
+}
+
+function commit(batch: JournalBatch): CommitOutcome {
+  return inTransaction(() => {
+    const stored = new Map(
+      statements.versions.all(JSON.stringify(batch.accounts.map((a) => a.id))).map((r) => [r.id, r.version]),
+    );
+    const conflicts = batch.accounts.filter((a) => stored.get(a.id) !== a.expectedVersion).map((a) => a.id);
+    const consumerConflicts = batch.consumers
+      .filter((c) => (statements.consumerAt.get(c.consumer, c.accountId)?.seq ?? null) !== c.expected)
+      .map((c) => `${c.consumer}:${c.accountId}`);
+    if (conflicts.length > 0 || consumerConflicts.length > 0) {
+      rollback.run();
+      return { ok: false, conflicts, consumerConflicts };
+    }
+    for (const group of batch.ocaGroups) statements.ocaGroup.run(group);
+    for (const order of batch.newOrders) statements.newOrder.run(order);
+    for (const trade of batch.newTrades) statements.newTrade.run(trade);
+    for (const order of batch.changedOrders) statements.changedOrder.run(order);
+    for (const trade of batch.changedTrades) statements.changedTrade.run(trade);
+    for (const fill of batch.fills) statements.fill.run(fill);
+    for (const position of batch.closedPositions) statements.closedPosition.run(position);
+    for (const position of batch.positions) statements.position.run(position);
+    for (const event of batch.events) statements.event.run(event);
+    for (const strategy of batch.strategies) {
+      for (const kind of strategy.tradedKinds) statements.traded[kind].run(strategy.id);
+      if (strategy.desiredPositions !== undefined) statements.desired.run(strategy.desiredPositions, strategy.id);
+    }
+    for (const consumer of batch.consumers) statements.consumer.run(consumer);
+    for (const account of batch.accounts) statements.account.run(account);
+    return { ok: true };
+  });
+}
+
+/** Moves the table's AUTOINCREMENT counter past `count` ids: ordinary inserts can never take them. */
+function reserve(table: AllocatedTable, count: number): IdRanges {
+  return inTransaction(() => {
+    if (!statements.sequence.get(table)) {
+      const max = db.prepare<[], { max: number | null }>(`select max(id) as max from ${table}`).get();
+      db.prepare("insert into sqlite_sequence (name, seq) values (?, ?)").run(table, max?.max ?? 0);
+    }
+    const row = statements.reserve.get(count, table);
+    if (!row) throw new Error(`no id counter for ${table}`);
+    return [[row.seq - count + 1, row.seq]];
+  });
+}
+
+const checkpoints = setInterval(() => db.pragma("wal_checkpoint(PASSIVE)"), checkpointMs);
+
+parentPort?.on("message", (request: JournalRequest) => {
+  const { id, command } = request;
+  try {
+    let value: CommitOutcome | IdRanges | null = null;
+    if (command.kind === "commit") value = commit(command.batch);
+    else if (command.kind === "reserve") value = reserve(command.table, command.count);
+    else {
+      clearInterval(checkpoints);
+      db.close();
+    }
+    parentPort?.postMessage({ id, ok: true, value } satisfies JournalReply);
+    if (command.kind === "close") parentPort?.close();
+  } catch (error) {
+    parentPort?.postMessage({
+      id,
+      ok: false,
+      message: error instanceof Error ? error.message : String(error),
+    } satisfies JournalReply);
+  }
+});

@@ -1,0 +1,14 @@
+import type SqliteDatabase from "better-sqlite3";
+
+/** The settings every connection to the embedded database runs with (the service's and the journal's). */
+export function configureSqlite(database: SqliteDatabase.Database): void {
+  database.pragma("journal_mode = WAL");
+  // FULL makes each commit durable on power loss, not only on process crash.
+  database.pragma("synchronous = FULL");
+  // The CLI, the service and the journal's thread share the file; wait for the other writer instead of failing.
+  database.pragma("busy_timeout = 5000");
+  database.pragma("foreign_keys = ON");
+  // Checkpoints run in small steps on the journal's thread (src/store/journal), instead of one large
+  // stall every 1000 pages inside some unlucky request.
+  database.pragma("wal_autocheckpoint = 0");
+}
