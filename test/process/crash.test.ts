@@ -52,8 +52,9 @@ type Order =
   | { readonly kind: "market"; readonly strategyId: number; readonly quantity: number; readonly bracket: boolean }
   | { readonly kind: "sell"; readonly strategyId: number };
 
-/** One request a client sent, and what came of it: an answer, or none because the service died. */
 type Cancel = { readonly kind: "cancel"; readonly strategyId: number; readonly signalId: number };
+
+/** One request a client sent, and what came of it: an answer, or none because the service died. */
 interface Attempt {
   readonly request: Order | Cancel;
   answer?: Response;
