@@ -1,19 +1,18 @@
 /**
  * `npm run bench:http`: requests/s and latency of `POST /General/Hello` on the
  * real service (WL server, as `npm start` runs it, logging included) next to a
- * bare Fastify hello-world, so the cost of the service's own request pipeline
+ * bare Fastify server answering the same route with the service's recorded
+ * answer (bench/bare.ts), so the cost of the service's own request pipeline
  * (key lookup, rate limiting, envelope, logging) shows as a ratio.
  *
  * Env: BENCH_SECONDS (default 10), BENCH_CONNECTIONS (default 10); DATABASE_URL
  * is passed through to the service. Only 127.0.0.1 is ever contacted.
  */
 import type { ChildProcess } from "node:child_process";
-import { writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { Result } from "autocannon";
 import autocannon from "autocannon";
+import { type Route, recordAnswer, startBare } from "./comparison.js";
 import {
   ADMIN_KEY,
   exited,
@@ -27,7 +26,6 @@ import {
   printLogTail,
   progress,
   runBench,
-  startChild,
   startService,
   storageBackend,
   tempDir,
@@ -38,31 +36,12 @@ const PATH = "/General/Hello";
 const BODY = JSON.stringify({ Name: "Bob" });
 const EXPECTED_GREETING = "Hello, Bob!";
 const WARMUP_SECONDS = 1;
+/** The bare server answers the route with the service's recorded answer. */
+const ROUTE: Route = { method: "POST", path: PATH, request: () => ({ path: PATH, body: BODY }) };
 
 interface Settings {
   readonly seconds: number;
   readonly connections: number;
-}
-
-/**
- * A bare Fastify hello-world answering the same route with the same envelope,
- * no logging, no auth: the ceiling the service is compared against. It imports
- * the repo's own fastify so both run the same version.
- */
-async function startBare(port: number, dir: string, logPath: string): Promise<ChildProcess> {
-  const fastifyUrl = pathToFileURL(createRequire(import.meta.url).resolve("fastify")).href;
-  const script = `import Fastify from ${JSON.stringify(fastifyUrl)};
-const app = Fastify({ logger: false });
-app.post(${JSON.stringify(PATH)}, async (request) => ({
-  Results: [request.body?.Name === undefined ? "Hello!" : \`Hello, \${request.body.Name}!\`],
-  ResponseStatus: { ErrorCode: "200", Message: "OK", Errors: [] },
-}));
-process.on("SIGTERM", () => app.close().then(() => process.exit(0)));
-await app.listen({ host: ${JSON.stringify(HOST)}, port: ${port} });
-`;
-  const scriptPath = join(dir, "bare.mjs");
-  await writeFile(scriptPath, script);
-  return startChild("bare", [scriptPath], { ...process.env }, logPath);
 }
 
 /** Waits until the server answers the benchmark request correctly. */
@@ -101,19 +80,20 @@ async function main(): Promise<void> {
   };
   const dir = await tempDir("strategy-hub-bench-");
   const serviceLog = join(dir, "service.log");
-  const bareLog = join(dir, "bare.log");
+  let bareLog: string | undefined;
   try {
-    const ports = await freePorts(5);
-    const barePort = ports[4] ?? 0;
+    const ports = await freePorts(4);
     const wlPort = ports[0] ?? 0;
     // DATABASE_URL (and PGOPTIONS) pass through: the Hello bench measures whichever storage the caller names.
     const service = startService(ports, join(dir, "data"), ADMIN_KEY, serviceLog, {
       ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
       ...(process.env.PGOPTIONS ? { PGOPTIONS: process.env.PGOPTIONS } : {}),
     });
-    const bare = await startBare(barePort, dir, bareLog);
-    progress(`waiting for the service (WL :${wlPort}) and the bare server (:${barePort})`);
-    await Promise.all([waitUntilGreeting("service", service, wlPort), waitUntilGreeting("bare", bare, barePort)]);
+    progress(`waiting for the service (WL :${wlPort})`);
+    await waitUntilGreeting("service", service, wlPort);
+    const bare = await startBare("bare", ROUTE, await recordAnswer("service", wlPort, ROUTE), dir);
+    const barePort = bare.port;
+    bareLog = bare.logPath;
 
     progress(`warming up for ${WARMUP_SECONDS} s each`);
     await cannon(wlPort, WARMUP_SECONDS, settings.connections);
@@ -149,7 +129,9 @@ async function main(): Promise<void> {
         `default LOG_LEVEL (info): one pino JSON line per request is written to a file and included in the measurement ` +
         `(log of the whole run, warm-up included: ${log.lines} lines, ${log.megabytes.toFixed(1)} MB)`,
     );
-    console.log("bare: fastify() with no logging and no auth, same route and envelope");
+    console.log(
+      "bare: fastify() answering the same route with the service's recorded answer, reading the body as the service does; no logging, no auth",
+    );
     console.log("");
     printFiguresTable([
       ["service (WL)", s],
@@ -164,7 +146,7 @@ async function main(): Promise<void> {
     );
   } catch (error) {
     await printLogTail("service", serviceLog);
-    await printLogTail("bare", bareLog);
+    if (bareLog) await printLogTail("bare", bareLog);
     throw error;
   }
 }

@@ -1,29 +1,31 @@
 /**
  * `npm run bench:orders`: the cost of trading.
  *
- * 1. NewStrategyOrder over HTTP (GEN server, the service as `npm start` runs
- *    it, logging included), on embedded storage and, with DATABASE_URL, on
- *    PostgreSQL in a schema of its own: (a) limit buys of 1 AAPL at 1, which
- *    rest; (b) market buys of 1 AAPL, which fill inside the request. Orders
- *    rotate over 100 strategies; every answer must be 200.
+ * 1. The order path over HTTP (bench/order-routes.ts), on embedded storage
+ *    and, with DATABASE_URL, on PostgreSQL in a schema of its own: Hello,
+ *    NewStrategyOrder resting (limit buys of 1 AAPL at 1) and filling (market
+ *    buys of 1 AAPL, which fill inside the request) over 100 strategies,
+ *    GetStrategyActiveOrders and GetStrategyOpenPositions; each beside a bare
+ *    Fastify server answering the same route with the service's own answer,
+ *    with the ratio and issue 10's target. SQLite's NewStrategyOrder again at
+ *    10 connections, and the data directory's fdatasync time; on PostgreSQL the
+ *    raw rate of one transaction per order over 8 connections. Every answer
+ *    must be 200.
  * 2. The fill loop alone, in process: 100,000 resting buy orders (limits and
  *    stops) of 1,000 strategies on 1,000 symbols; the index rebuild at start,
  *    then hand quotes fed one at a time: a quiet market that crosses no order,
  *    and a moving market on a few symbols that fills some.
  *
- * Env: BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) for the
- * HTTP runs; DATABASE_URL adds PostgreSQL (schemas bench_orders_<pid> and
- * bench_fill_loop_<pid>, dropped at the end, also on failure). Only 127.0.0.1
- * (and the DATABASE_URL server) is contacted.
+ * Env: BENCH_SECONDS (default 10) per run and BENCH_CONNECTIONS (default 50)
+ * for the HTTP runs; DATABASE_URL adds PostgreSQL (schemas bench_orders_<pid>
+ * and bench_fill_loop_<pid>, dropped at the end, also on failure). Only
+ * 127.0.0.1 (and the DATABASE_URL server) is contacted.
  */
-import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { Result } from "autocannon";
-import autocannon from "autocannon";
 import pino from "pino";
 import { ControllableClock } from "../src/core/clock.js";
-import { decimal, toNumber } from "../src/core/decimal.js";
+import { decimal } from "../src/core/decimal.js";
 import type { MarketQuote } from "../src/core/market/quote.js";
 import { seededRandom } from "../src/core/random.js";
 import { fromServiceSymbol } from "../src/core/symbols/instrument.js";
@@ -36,38 +38,25 @@ import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
 import { transaction } from "../src/store/transaction.js";
 import {
-  ADMIN_KEY,
-  apiCall,
-  createStrategies,
-  exited,
-  type Figures,
-  figures,
-  freePorts,
-  HOST,
-  JSON_HEADERS,
-  MARKET_OPEN_ISO,
+  type BackendName,
+  type HttpBackendFigures,
+  type HttpSettings,
+  httpBench,
+  LOW_CONNECTIONS,
+  printHttp,
+  WARMUP_SECONDS,
+} from "./order-routes.js";
+import {
   MARKET_OPEN_MS,
   onCleanup,
+  percentile,
   positiveIntFromEnv,
-  printLogTail,
   printTable,
   progress,
   runBench,
   schemaOfOurOwn,
-  sharesHeld,
-  simulatedAapl,
-  startService,
-  stopChild,
-  storageBackend,
   tempDir,
-  waitUntilAnswering,
 } from "./support.js";
-
-type BackendName = "sqlite" | "postgres";
-
-const WARMUP_SECONDS = 1;
-const HTTP_STRATEGIES = 100;
-const ORDER_PATH = "/Strategies/NewStrategyOrder";
 
 const LOOP_STRATEGIES = 1_000;
 const LOOP_SYMBOLS = 1_000;
@@ -100,217 +89,8 @@ const MOVING_DRIFT_P = 0.62;
 const MOVING_LOW = 8_800;
 const MOVING_HIGH = 11_200;
 
-interface Settings {
-  readonly seconds: number;
-  readonly connections: number;
-}
-
 // ---------------------------------------------------------------------------
-// PostgreSQL schemas
-
-// ---------------------------------------------------------------------------
-// Part 1: NewStrategyOrder over HTTP
-
-interface HttpRun {
-  readonly figures: Figures;
-  /** Completed requests in the first and in the last whole second of the run. */
-  readonly firstSecond: number;
-  readonly lastSecond: number;
-}
-
-interface HttpBackendFigures {
-  readonly storage: string;
-  readonly resting: HttpRun;
-  readonly filling: HttpRun;
-  /** Orders placed (warm-ups included) and what the strategies hold after each run. */
-  readonly restingOrdersPlaced: number;
-  readonly positionsAfterResting: number;
-  readonly fillingOrdersPlaced: number;
-  readonly sharesHeldAfterFilling: number;
-}
-
-function restingOrder(strategyId: number) {
-  return {
-    StrategyId: strategyId,
-    OrderType: "2",
-    Side: "1",
-    TIF: "1",
-    OrderQuantity: 1,
-    Limit: 1,
-    ServiceSymbol: { FullSymbol: "AAPL" },
-  };
-}
-
-function fillingOrder(strategyId: number) {
-  return {
-    StrategyId: strategyId,
-    OrderType: "1",
-    Side: "1",
-    TIF: "1",
-    OrderQuantity: 1,
-    ServiceSymbol: { FullSymbol: "AAPL" },
-  };
-}
-
-/**
- * NewStrategyOrder under autocannon, each request for the next strategy in
- * turn. Fails unless every answer was 200. Answers the figures and the count
- * of 200 answers.
- */
-async function orderCannon(
-  name: string,
-  port: number,
-  seconds: number,
-  connections: number,
-  strategyIds: readonly number[],
-  order: (strategyId: number) => object,
-): Promise<{ run: HttpRun; ok: number }> {
-  let next = 0;
-  let completed = 0;
-  let ok = 0;
-  let firstRefusal: string | undefined;
-  const perSecond: number[] = [];
-  let counted = 0;
-  const sampler = setInterval(() => {
-    perSecond.push(completed - counted);
-    counted = completed;
-  }, 1_000);
-  let result: Result;
-  try {
-    result = await autocannon({
-      url: `http://${HOST}:${port}${ORDER_PATH}`,
-      method: "POST",
-      headers: JSON_HEADERS,
-      connections,
-      pipelining: 1,
-      duration: seconds,
-      requests: [
-        {
-          method: "POST",
-          path: ORDER_PATH,
-          setupRequest: (request) => {
-            const strategyId = strategyIds[next++ % strategyIds.length] as number;
-            return { ...request, body: JSON.stringify({ Order: order(strategyId) }) };
-          },
-          onResponse: (status, body) => {
-            completed++;
-            if (status === 200) ok++;
-            else firstRefusal ??= `${status} ${body.slice(0, 500)}`;
-          },
-        },
-      ],
-    });
-  } finally {
-    clearInterval(sampler);
-  }
-  const codes = Object.keys(result.statusCodeStats ?? {});
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || codes.some((code) => code !== "200")) {
-    throw new Error(
-      `${name}: not every answer was 200: status codes ${JSON.stringify(result.statusCodeStats ?? {})}, ` +
-        `${result.errors} errors, ${result.timeouts} timeouts; first refusal: ${firstRefusal ?? "none"}`,
-    );
-  }
-  return {
-    run: { figures: figures(result), firstSecond: perSecond[0] ?? 0, lastSecond: perSecond.at(-1) ?? 0 },
-    ok,
-  };
-}
-
-async function httpBench(
-  backend: BackendName,
-  settings: Settings,
-  pgUrl: string | undefined,
-): Promise<HttpBackendFigures> {
-  const dir = await tempDir(`strategy-hub-bench-orders-${backend}-`);
-  const logPath = join(dir, "service.log");
-  const schema = `bench_orders_${process.pid}`;
-  const dropSchema = backend === "postgres" ? await schemaOfOurOwn(pgUrl as string, schema, true) : null;
-  let service: ChildProcess | undefined;
-  try {
-    const ports = await freePorts(4);
-    const gen = ports[1] ?? 0;
-    service = startService(ports, join(dir, "data"), ADMIN_KEY, logPath, {
-      SANDBOX: "1",
-      MARKET_FEED: "simulated",
-      // The service's pool takes its search_path from PGOPTIONS.
-      ...(backend === "postgres" ? { DATABASE_URL: pgUrl as string, PGOPTIONS: `-c search_path=${schema}` } : {}),
-    });
-    const child = service;
-    progress(`${backend}: waiting for the service (GEN :${gen})`);
-    await waitUntilAnswering(
-      "service",
-      child,
-      `http://${HOST}:${gen}/General/Hello`,
-      { method: "POST", headers: JSON_HEADERS, body: "{}" },
-      (status) => status === 200,
-    );
-    await apiCall(gen, "POST", "/Sandbox/SetClock", { Now: MARKET_OPEN_ISO });
-    progress(`${backend}: creating ${HTTP_STRATEGIES} strategies`);
-    const strategyIds = await createStrategies(gen, HTTP_STRATEGIES, "Bench");
-
-    const run = async (label: string, order: (strategyId: number) => object) => {
-      progress(`${backend}: ${label} orders, warm-up ${WARMUP_SECONDS} s`);
-      const warm = await orderCannon(
-        `${backend} ${label} warm-up`,
-        gen,
-        WARMUP_SECONDS,
-        settings.connections,
-        strategyIds,
-        order,
-      );
-      progress(`${backend}: ${label} orders for ${settings.seconds} s, ${settings.connections} connections`);
-      const measured = await orderCannon(
-        `${backend} ${label}`,
-        gen,
-        settings.seconds,
-        settings.connections,
-        strategyIds,
-        order,
-      );
-      if (exited(child)) throw new Error(`the service exited during the ${label} run`);
-      return { run: measured.run, placed: warm.ok + measured.ok };
-    };
-
-    const resting = await run("resting", restingOrder);
-    const positionsAfterResting = await sharesHeld(gen, strategyIds);
-    if (positionsAfterResting !== 0)
-      throw new Error(`resting limit orders filled: ${positionsAfterResting} shares held`);
-    const aapl = simulatedAapl();
-    await apiCall(gen, "POST", "/Sandbox/SetQuote", {
-      Symbol: "AAPL",
-      Bid: toNumber(aapl.bid),
-      Ask: toNumber(aapl.ask),
-      Last: toNumber(aapl.last),
-    });
-    const filling = await run("filling", fillingOrder);
-    const sharesHeldAfterFilling = await sharesHeld(gen, strategyIds);
-    // Requests cut off at the end of a run may still be served, so the service can hold a few more.
-    if (sharesHeldAfterFilling < filling.placed) {
-      throw new Error(
-        `market orders did not fill in the request: ${filling.placed} placed, ${sharesHeldAfterFilling} held`,
-      );
-    }
-    const storage = await storageBackend(logPath);
-    return {
-      storage,
-      resting: resting.run,
-      filling: filling.run,
-      restingOrdersPlaced: resting.placed,
-      positionsAfterResting,
-      fillingOrdersPlaced: filling.placed,
-      sharesHeldAfterFilling,
-    };
-  } catch (error) {
-    await printLogTail(`${backend} service`, logPath);
-    throw error;
-  } finally {
-    if (service) await stopChild(service);
-    await dropSchema?.();
-  }
-}
-
-// ---------------------------------------------------------------------------
-// Part 2: the fill loop in process
+// Part 2: the fill loop in process (part 1, over HTTP, is bench/order-routes.ts)
 
 interface PhaseFigures {
   readonly quotes: number;
@@ -473,11 +253,6 @@ function quoteOf(symbol: string, ask: number, atMs: number): MarketQuote {
   };
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return 0;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
 /** Feeds the quotes one at a time as the service does (set, then work), timing each. */
 async function feed(
   label: string,
@@ -613,51 +388,6 @@ async function fillLoopBench(backend: BackendName, pgUrl: string | undefined): P
 
 // ---------------------------------------------------------------------------
 
-function printHttp(settings: Settings, results: readonly [BackendName, HttpBackendFigures][]): void {
-  console.log(
-    `1. POST ${ORDER_PATH} on GEN, ${settings.seconds} s per run after ${WARMUP_SECONDS} s of warm-up, ` +
-      `${settings.connections} connections, pipelining 1, over ${HTTP_STRATEGIES} strategies; ` +
-      "service at the default LOG_LEVEL (info), SANDBOX=1, MARKET_FEED=simulated, clock at " +
-      `${MARKET_OPEN_ISO}; every answer was 200`,
-  );
-  const aapl = simulatedAapl();
-  console.log(
-    `   resting: limit buy 1 AAPL at 1 (rests; simulated AAPL ${toNumber(aapl.bid)} x ${toNumber(aapl.ask)}, ` +
-      `ask size ${toNumber(aapl.askSize ?? decimal(0))}); filling: market buy 1 AAPL (fills in the request), ` +
-      "run second, so each strategy still holds its resting orders, against a hand quote at the same prices " +
-      "with unlimited size (SetQuote, set before its warm-up)",
-  );
-  console.log("   1st s / last s: requests completed in the first and the last second of the run");
-  console.log("");
-  const rows: string[][] = [];
-  for (const [backend, r] of results) {
-    for (const [label, run] of [
-      ["resting", r.resting],
-      ["filling", r.filling],
-    ] as const) {
-      const f = run.figures;
-      rows.push([
-        `${r.storage === backend ? backend : `${backend} (service says ${r.storage})`} ${label}`,
-        f.requestsPerSec.toFixed(0),
-        String(f.latencyP50Ms),
-        String(f.latencyP99Ms),
-        f.latencyAvgMs.toFixed(2),
-        String(f.totalRequests),
-        String(run.firstSecond),
-        String(run.lastSecond),
-      ]);
-    }
-  }
-  printTable(["", "req/s avg", "p50 ms", "p99 ms", "avg ms", "requests", "1st s", "last s"], rows);
-  console.log("");
-  for (const [backend, r] of results) {
-    console.log(
-      `   ${backend}: ${r.restingOrdersPlaced} resting orders placed (warm-up included), ${r.positionsAfterResting} positions after; ` +
-        `${r.fillingOrdersPlaced} market orders placed, ${r.sharesHeldAfterFilling} shares held after`,
-    );
-  }
-}
-
 function printLoop(results: readonly [BackendName, LoopFigures][]): void {
   const first = results[0]?.[1];
   if (!first) return;
@@ -704,9 +434,9 @@ function printLoop(results: readonly [BackendName, LoopFigures][]): void {
 }
 
 async function main(): Promise<void> {
-  const settings: Settings = {
+  const settings: HttpSettings = {
     seconds: positiveIntFromEnv("BENCH_SECONDS", 10),
-    connections: positiveIntFromEnv("BENCH_CONNECTIONS", 10),
+    connections: positiveIntFromEnv("BENCH_CONNECTIONS", 50),
   };
   const pgUrl = process.env.DATABASE_URL || undefined;
   const backends: BackendName[] = pgUrl ? ["sqlite", "postgres"] : ["sqlite"];
@@ -721,6 +451,7 @@ async function main(): Promise<void> {
   console.log(
     `RESULT ${JSON.stringify({
       ...settings,
+      lowConnections: LOW_CONNECTIONS,
       warmupSeconds: WARMUP_SECONDS,
       pipelining: 1,
       logLevel: "info",

@@ -6,11 +6,12 @@
  */
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { closeSync, openSync } from "node:fs";
+import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import { fileURLToPath } from "node:url";
 import type { Result } from "autocannon";
 import pg from "pg";
@@ -179,6 +180,54 @@ export async function waitUntilAnswering(
     if (Date.now() > deadline) throw new Error(`${name} did not answer within ${READY_TIMEOUT_MS / 1000} s`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+}
+
+/** The value at percentile `p` of ascending `sorted` values (0 when there are none). */
+export function percentile(sorted: ArrayLike<number>, p: number): number {
+  if (sorted.length === 0) return 0;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
+}
+
+/** What the disk under a directory takes to make a small write durable. */
+export interface SyncFigures {
+  readonly samples: number;
+  readonly bytesPerWrite: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+const PROBE_WRITE_BYTES = 4096;
+
+/**
+ * Appends 4 KiB (a page, as a WAL frame does) to a file in `dir` and
+ * fdatasyncs it, `samples` times or until `maxMs` have passed; the file is
+ * removed after. Synchronous: it runs while nothing else is measured.
+ */
+export function fdatasyncProbe(dir: string, samples = 200, maxMs = 3_000): SyncFigures {
+  const path = join(dir, "fdatasync-probe");
+  const block = Buffer.alloc(PROBE_WRITE_BYTES, 0x5a);
+  const durations: number[] = [];
+  const fd = openSync(path, "w");
+  try {
+    const started = performance.now();
+    while (durations.length < samples && performance.now() - started < maxMs) {
+      const t0 = performance.now();
+      writeSync(fd, block, 0, block.length, durations.length * block.length);
+      fdatasyncSync(fd);
+      durations.push(performance.now() - t0);
+    }
+  } finally {
+    closeSync(fd);
+    rmSync(path, { force: true });
+  }
+  durations.sort((a, b) => a - b);
+  const ms = (value: number) => Number(value.toFixed(3));
+  return {
+    samples: durations.length,
+    bytesPerWrite: PROBE_WRITE_BYTES,
+    p50Ms: ms(percentile(durations, 50)),
+    p99Ms: ms(percentile(durations, 99)),
+  };
 }
 
 export function figures(result: Result): Figures {

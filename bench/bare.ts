@@ -1,0 +1,39 @@
+/**
+ * The bare server the benchmarks compare the service with: Fastify answering
+ * one route with an answer recorded from the service, so the bodies have the
+ * same shape and size. It reads and parses a request body as the service's
+ * servers do, and serializes the answer anew for every request; it has no
+ * authentication, rate limiting, logging or storage. Started as a child by
+ * `startBare` (bench/support.ts), on the repo's own fastify.
+ *
+ * Env: BARE_HOST, BARE_PORT, BARE_METHOD, BARE_PATH, BARE_ANSWER_FILE (the
+ * answer's JSON text).
+ */
+import { readFileSync } from "node:fs";
+import Fastify from "fastify";
+import { acceptAnyBody, parseJsonBody } from "../src/http/transport.js";
+
+function setting(name: string): string {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+}
+
+const method = setting("BARE_METHOD");
+if (method !== "GET" && method !== "POST") throw new Error(`BARE_METHOD must be GET or POST, got ${method}`);
+const answer: unknown = JSON.parse(readFileSync(setting("BARE_ANSWER_FILE"), "utf8"));
+
+const app = Fastify({ logger: false });
+acceptAnyBody(app);
+app.route({
+  method,
+  url: setting("BARE_PATH"),
+  handler: async (request, reply) => {
+    if (!parseJsonBody(request.body).ok) return reply.code(400).send({ error: "the body is not JSON" });
+    return answer;
+  },
+});
+process.on("SIGTERM", () => {
+  void app.close().then(() => process.exit(0));
+});
+await app.listen({ host: setting("BARE_HOST"), port: Number(setting("BARE_PORT")) });

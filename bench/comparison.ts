@@ -1,0 +1,196 @@
+/**
+ * A route of the service measured beside a bare server in the same run: the
+ * bare server (bench/bare.ts, a child process like the service) answers the
+ * same method and path with an answer recorded from the service, so the cost
+ * of the service's own work shows as the ratio of the two request rates.
+ */
+import type { ChildProcess } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Result } from "autocannon";
+import autocannon from "autocannon";
+import {
+  AUTH,
+  type Figures,
+  figures,
+  freePorts,
+  HOST,
+  JSON_HEADERS,
+  startChild,
+  stopChild,
+  waitUntilAnswering,
+} from "./support.js";
+
+export interface Route {
+  readonly method: "GET" | "POST";
+  /** The path both servers route, without a query. */
+  readonly path: string;
+  /** The i-th request of a run: its path (with any query) and body. */
+  readonly request: (i: number) => { readonly path: string; readonly body?: string };
+}
+
+export interface Run {
+  readonly figures: Figures;
+  /** Completed requests in the first and in the last whole second of the run. */
+  readonly firstSecond: number;
+  readonly lastSecond: number;
+  /** Answers that were 200: all of them, or the run fails. */
+  readonly ok: number;
+}
+
+export interface Comparison {
+  readonly service: Run;
+  readonly bare: Run;
+  /** The size of the recorded answer the bare server sends. */
+  readonly answerBytes: number;
+  /** Service requests/s over the bare server's. */
+  readonly ratio: number | null;
+  /** Every 200 the service gave: the recorded answer, the warm-up and the run (orders placed, for orders). */
+  readonly serviceAnswers: number;
+}
+
+export interface RunSettings {
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  readonly connections: number;
+}
+
+const headersOf = (route: Route) => (route.method === "GET" ? AUTH : JSON_HEADERS);
+
+/** One autocannon run of `route`; fails unless every answer was 200. */
+export async function measure(
+  name: string,
+  port: number,
+  route: Route,
+  seconds: number,
+  connections: number,
+): Promise<Run> {
+  let next = 0;
+  let completed = 0;
+  let ok = 0;
+  let firstRefusal: string | undefined;
+  const perSecond: number[] = [];
+  let counted = 0;
+  const sampler = setInterval(() => {
+    perSecond.push(completed - counted);
+    counted = completed;
+  }, 1_000);
+  let result: Result;
+  try {
+    result = await autocannon({
+      url: `http://${HOST}:${port}${route.path}`,
+      method: route.method,
+      headers: headersOf(route),
+      connections,
+      pipelining: 1,
+      duration: seconds,
+      requests: [
+        {
+          method: route.method,
+          setupRequest: (request) => {
+            const { path, body } = route.request(next++);
+            return { ...request, path, ...(body === undefined ? {} : { body }) };
+          },
+          onResponse: (status, body) => {
+            completed++;
+            if (status === 200) ok++;
+            else firstRefusal ??= `${status} ${body.slice(0, 500)}`;
+          },
+        },
+      ],
+    });
+  } finally {
+    clearInterval(sampler);
+  }
+  const codes = Object.keys(result.statusCodeStats ?? {});
+  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || codes.some((code) => code !== "200")) {
+    throw new Error(
+      `${name}: not every answer was 200: status codes ${JSON.stringify(result.statusCodeStats ?? {})}, ` +
+        `${result.errors} errors, ${result.timeouts} timeouts; first refusal: ${firstRefusal ?? "none"}`,
+    );
+  }
+  return { figures: figures(result), firstSecond: perSecond[0] ?? 0, lastSecond: perSecond.at(-1) ?? 0, ok };
+}
+
+/** The service's answer (JSON text) to the route's first request, which must be 200. */
+export async function recordAnswer(name: string, port: number, route: Route): Promise<string> {
+  const { path, body } = route.request(0);
+  const response = await fetch(`http://${HOST}:${port}${path}`, {
+    method: route.method,
+    headers: headersOf(route),
+    ...(body === undefined ? {} : { body }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const answer = await response.text();
+  if (response.status !== 200) throw new Error(`${name}: the service answered ${response.status} ${answer}`);
+  return answer;
+}
+
+/**
+ * Starts the bare server answering `route` with `answer` (JSON text) and
+ * waits until it answers the route's first request with exactly that text.
+ */
+export async function startBare(
+  name: string,
+  route: Route,
+  answer: string,
+  dir: string,
+): Promise<{ readonly port: number; readonly child: ChildProcess; readonly logPath: string }> {
+  const [port = 0] = await freePorts(1);
+  const file = `bare-${name.replace(/[^A-Za-z0-9]+/g, "-")}`;
+  const answerFile = join(dir, `${file}.json`);
+  await writeFile(answerFile, answer);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    BARE_HOST: HOST,
+    BARE_PORT: String(port),
+    BARE_METHOD: route.method,
+    BARE_PATH: route.path,
+    BARE_ANSWER_FILE: answerFile,
+  };
+  const logPath = join(dir, `${file}.log`);
+  const child = startChild(name, ["--import", "tsx", "bench/bare.ts"], env, logPath);
+  const { path, body } = route.request(0);
+  await waitUntilAnswering(
+    name,
+    child,
+    `http://${HOST}:${port}${path}`,
+    { method: route.method, headers: headersOf(route), ...(body === undefined ? {} : { body }) },
+    (status, text) => status === 200 && text === answer,
+  );
+  return { port, child, logPath };
+}
+
+/**
+ * Records the service's answer to the route's first request, runs the service
+ * (warm-up, then the measured run), then the bare server with that answer at
+ * the same settings, and stops the bare server.
+ */
+export async function compareWithBare(
+  name: string,
+  servicePort: number,
+  route: Route,
+  settings: RunSettings,
+  dir: string,
+): Promise<Comparison> {
+  const answer = await recordAnswer(name, servicePort, route);
+  const { seconds, warmupSeconds, connections } = settings;
+  const warm = await measure(`${name} warm-up`, servicePort, route, warmupSeconds, connections);
+  const service = await measure(name, servicePort, route, seconds, connections);
+  const bareServer = await startBare(`bare ${name}`, route, answer, dir);
+  let bare: Run;
+  try {
+    await measure(`bare ${name} warm-up`, bareServer.port, route, warmupSeconds, connections);
+    bare = await measure(`bare ${name}`, bareServer.port, route, seconds, connections);
+  } finally {
+    await stopChild(bareServer.child);
+  }
+  const bareRate = bare.figures.requestsPerSec;
+  return {
+    service,
+    bare,
+    answerBytes: Buffer.byteLength(answer),
+    ratio: bareRate > 0 ? Number((service.figures.requestsPerSec / bareRate).toFixed(3)) : null,
+    serviceAnswers: 1 + warm.ok + service.ok,
+  };
+}

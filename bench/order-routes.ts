@@ -1,0 +1,446 @@
+/**
+ * Part 1 of `npm run bench:orders`: the order path over HTTP, each route of
+ * the service (GEN server, as `npm start` runs it, access log included) beside
+ * the bare server answering the same route with the service's own answer
+ * (bench/comparison.ts), with the targets of issue 10 and whether they hold.
+ * On SQLite the data directory's fdatasync time is probed; on PostgreSQL the
+ * raw rate of one transaction per order over 8 connections (bench/raw-pg.ts)
+ * is measured before the service starts.
+ */
+import type { ChildProcess } from "node:child_process";
+import { join } from "node:path";
+import { decimal, toNumber } from "../src/core/decimal.js";
+import { type Comparison, compareWithBare, type Route, type RunSettings } from "./comparison.js";
+import { type RawPgFigures, rawPgBaseline } from "./raw-pg.js";
+import {
+  ADMIN_KEY,
+  apiCall,
+  createStrategies,
+  exited,
+  fdatasyncProbe,
+  freePorts,
+  HOST,
+  JSON_HEADERS,
+  MARKET_OPEN_ISO,
+  printLogTail,
+  printTable,
+  progress,
+  type SyncFigures,
+  schemaOfOurOwn,
+  sharesHeld,
+  simulatedAapl,
+  startService,
+  stopChild,
+  storageBackend,
+  tempDir,
+  waitUntilAnswering,
+} from "./support.js";
+
+export type BackendName = "sqlite" | "postgres";
+
+export interface HttpSettings {
+  readonly seconds: number;
+  readonly connections: number;
+}
+
+export const WARMUP_SECONDS = 1;
+/** The issue's targets are stated at this many connections. */
+const TARGET_CONNECTIONS = 50;
+/** SQLite's NewStrategyOrder is measured again at this many connections (it has a target there too). */
+export const LOW_CONNECTIONS = 10;
+const RAW_PG_CONNECTIONS = 8;
+const ORDER_STRATEGIES = 100;
+const ORDER_PATH = "/Strategies/NewStrategyOrder";
+const HELLO_PATH = "/General/Hello";
+const ACTIVE_ORDERS_PATH = "/Strategies/GetStrategyActiveOrders";
+const OPEN_POSITIONS_PATH = "/Strategies/GetStrategyOpenPositions";
+/** The strategies the GET routes read: each holds a position in every symbol and resting orders in each. */
+const READ_STRATEGIES = 10;
+const READ_SYMBOLS = ["MSFT", "IBM", "KO", "INTC", "CSCO"] as const;
+const READ_POSITION_SHARES = 10;
+const READ_RESTING_PER_SYMBOL = 2;
+
+export type RouteName =
+  | "Hello"
+  | "NewStrategyOrder resting"
+  | "NewStrategyOrder filling"
+  | "GetStrategyActiveOrders"
+  | "GetStrategyOpenPositions";
+
+/** A target of issue 10: a share of the bare server's rate (and a p99 bound), or the raw PostgreSQL rate. */
+type Target = { readonly ofBare: number; readonly maxP99Ms?: number } | { readonly ofRawPg: true };
+
+export interface RouteFigures {
+  readonly route: RouteName;
+  readonly connections: number;
+  readonly comparison: Comparison;
+  readonly target: string;
+  readonly holds: boolean;
+}
+
+export interface HttpBackendFigures {
+  readonly storage: string;
+  /** SQLite: fdatasync of a small append in the data directory, probed before the runs. */
+  readonly fdatasync: SyncFigures | null;
+  /** PostgreSQL: one transaction per order over 8 connections, measured before the service started. */
+  readonly rawPg: RawPgFigures | null;
+  readonly routes: readonly RouteFigures[];
+  /** What the order runs left behind, by connections: they must match what was placed. */
+  readonly orderChecks: readonly OrderChecks[];
+}
+
+interface OrderChecks {
+  readonly connections: number;
+  readonly restingOrdersPlaced: number;
+  readonly positionsAfterResting: number;
+  readonly fillingOrdersPlaced: number;
+  readonly sharesHeldAfterFilling: number;
+}
+
+function targetOf(backend: BackendName, route: RouteName, connections: number): Target {
+  if (route === "Hello") return { ofBare: 0.5 };
+  if (route === "GetStrategyActiveOrders" || route === "GetStrategyOpenPositions") return { ofBare: 0.35 };
+  if (backend === "postgres") return { ofRawPg: true };
+  if (connections === LOW_CONNECTIONS) return { ofBare: 0.25 };
+  return route === "NewStrategyOrder resting" ? { ofBare: 0.5, maxP99Ms: 20 } : { ofBare: 0.4, maxP99Ms: 20 };
+}
+
+function judged(target: Target, comparison: Comparison, rawPg: RawPgFigures | null): { text: string; holds: boolean } {
+  const service = comparison.service.figures;
+  if ("ofRawPg" in target) {
+    const raw = rawPg?.transactionsPerSec ?? Number.POSITIVE_INFINITY;
+    return { text: `≥ raw PG ${raw} tx/s`, holds: service.requestsPerSec >= raw };
+  }
+  const ratioHolds = comparison.ratio !== null && comparison.ratio >= target.ofBare;
+  const p99Holds = target.maxP99Ms === undefined || service.latencyP99Ms <= target.maxP99Ms;
+  return {
+    text: `≥ ${target.ofBare * 100}% of bare${target.maxP99Ms === undefined ? "" : `, p99 ≤ ${target.maxP99Ms} ms`}`,
+    holds: ratioHolds && p99Holds,
+  };
+}
+
+const helloRoute: Route = {
+  method: "POST",
+  path: HELLO_PATH,
+  request: () => ({ path: HELLO_PATH, body: JSON.stringify({ Name: "Bob" }) }),
+};
+
+/** NewStrategyOrder, each request for the next strategy in turn. */
+function orderRoute(strategyIds: readonly number[], order: (strategyId: number) => object): Route {
+  return {
+    method: "POST",
+    path: ORDER_PATH,
+    request: (i) => ({
+      path: ORDER_PATH,
+      body: JSON.stringify({ Order: order(strategyIds[i % strategyIds.length] as number) }),
+    }),
+  };
+}
+
+/** A GET of one strategy's records, each request for the next strategy in turn. */
+function readRoute(path: string, strategyIds: readonly number[]): Route {
+  return {
+    method: "GET",
+    path,
+    request: (i) => ({ path: `${path}?StrategyIds=${strategyIds[i % strategyIds.length]}` }),
+  };
+}
+
+function limitBuy(strategyId: number, symbol = "AAPL") {
+  return {
+    StrategyId: strategyId,
+    OrderType: "2",
+    Side: "1",
+    TIF: "1",
+    OrderQuantity: 1,
+    Limit: 1,
+    ServiceSymbol: { FullSymbol: symbol },
+  };
+}
+
+function marketBuy(strategyId: number, symbol = "AAPL", quantity = 1) {
+  return {
+    StrategyId: strategyId,
+    OrderType: "1",
+    Side: "1",
+    TIF: "1",
+    OrderQuantity: quantity,
+    ServiceSymbol: { FullSymbol: symbol },
+  };
+}
+
+/**
+ * Resting limit buys, then market buys that fill in the request, on the same
+ * strategies (so each still holds its resting orders), each beside the bare
+ * server; checks that nothing rested filled and every market order did.
+ */
+async function orderRuns(
+  backend: BackendName,
+  gen: number,
+  strategyIds: readonly number[],
+  settings: RunSettings,
+  dir: string,
+): Promise<{ resting: Comparison; filling: Comparison; checks: OrderChecks }> {
+  const at = `${backend}, ${settings.connections} connections`;
+  progress(`${at}: NewStrategyOrder resting, then beside the bare server`);
+  const resting = await compareWithBare(
+    `${backend} resting ${settings.connections}`,
+    gen,
+    orderRoute(strategyIds, limitBuy),
+    settings,
+    dir,
+  );
+  const positionsAfterResting = await sharesHeld(gen, strategyIds);
+  if (positionsAfterResting !== 0) throw new Error(`resting limit orders filled: ${positionsAfterResting} shares held`);
+  // Market orders fill against a hand quote at the simulated prices, without a size (unlimited).
+  const aapl = simulatedAapl();
+  await apiCall(gen, "POST", "/Sandbox/SetQuote", {
+    Symbol: "AAPL",
+    Bid: toNumber(aapl.bid),
+    Ask: toNumber(aapl.ask),
+    Last: toNumber(aapl.last),
+  });
+  progress(`${at}: NewStrategyOrder filling, then beside the bare server`);
+  const filling = await compareWithBare(
+    `${backend} filling ${settings.connections}`,
+    gen,
+    orderRoute(strategyIds, marketBuy),
+    settings,
+    dir,
+  );
+  const sharesHeldAfterFilling = await sharesHeld(gen, strategyIds);
+  // Requests cut off at the end of a run may still be served, so the service can hold a few more.
+  if (sharesHeldAfterFilling < filling.serviceAnswers) {
+    throw new Error(
+      `market orders did not fill in the request: ${filling.serviceAnswers} placed, ${sharesHeldAfterFilling} held`,
+    );
+  }
+  return {
+    resting,
+    filling,
+    checks: {
+      connections: settings.connections,
+      restingOrdersPlaced: resting.serviceAnswers,
+      positionsAfterResting,
+      fillingOrdersPlaced: filling.serviceAnswers,
+      sharesHeldAfterFilling,
+    },
+  };
+}
+
+/** The strategies the GET routes read, each with a position in every read symbol and resting orders in each. */
+async function readStrategies(gen: number): Promise<number[]> {
+  for (const symbol of READ_SYMBOLS) {
+    await apiCall(gen, "POST", "/Sandbox/SetQuote", { Symbol: symbol, Bid: 100, Ask: 100.05, Last: 100 });
+  }
+  const strategyIds = await createStrategies(gen, READ_STRATEGIES, "Bench reader");
+  for (const strategyId of strategyIds) {
+    for (const symbol of READ_SYMBOLS) {
+      await apiCall(gen, "POST", ORDER_PATH, { Order: marketBuy(strategyId, symbol, READ_POSITION_SHARES) });
+      for (let i = 0; i < READ_RESTING_PER_SYMBOL; i++) {
+        await apiCall(gen, "POST", ORDER_PATH, { Order: limitBuy(strategyId, symbol) });
+      }
+    }
+  }
+  const first = strategyIds[0] as number;
+  const active = (await apiCall(gen, "GET", `${ACTIVE_ORDERS_PATH}?StrategyIds=${first}`)).results.length;
+  const held = (await apiCall(gen, "GET", `${OPEN_POSITIONS_PATH}?StrategyIds=${first}`)).results.length;
+  if (active !== READ_SYMBOLS.length * READ_RESTING_PER_SYMBOL || held !== READ_SYMBOLS.length) {
+    throw new Error(`a read strategy holds ${active} active orders and ${held} positions`);
+  }
+  return strategyIds;
+}
+
+export async function httpBench(
+  backend: BackendName,
+  settings: HttpSettings,
+  pgUrl: string | undefined,
+): Promise<HttpBackendFigures> {
+  const dir = await tempDir(`strategy-hub-bench-orders-${backend}-`);
+  const logPath = join(dir, "service.log");
+  const dataDir = join(dir, "data");
+  const schema = `bench_orders_${process.pid}`;
+  const dropSchema = backend === "postgres" ? await schemaOfOurOwn(pgUrl as string, schema, true) : null;
+  let service: ChildProcess | undefined;
+  try {
+    let rawPg: RawPgFigures | null = null;
+    if (backend === "postgres") {
+      progress(`postgres: raw rate of one transaction per order over ${RAW_PG_CONNECTIONS} connections`);
+      rawPg = await rawPgBaseline(pgUrl as string, schema, RAW_PG_CONNECTIONS, settings.seconds, WARMUP_SECONDS);
+    }
+    const ports = await freePorts(4);
+    const gen = ports[1] ?? 0;
+    service = startService(ports, dataDir, ADMIN_KEY, logPath, {
+      SANDBOX: "1",
+      MARKET_FEED: "simulated",
+      // The service's pool takes its search_path from PGOPTIONS.
+      ...(backend === "postgres" ? { DATABASE_URL: pgUrl as string, PGOPTIONS: `-c search_path=${schema}` } : {}),
+    });
+    const child = service;
+    progress(`${backend}: waiting for the service (GEN :${gen})`);
+    await waitUntilAnswering(
+      "service",
+      child,
+      `http://${HOST}:${gen}${HELLO_PATH}`,
+      { method: "POST", headers: JSON_HEADERS, body: "{}" },
+      (status) => status === 200,
+    );
+    await apiCall(gen, "POST", "/Sandbox/SetClock", { Now: MARKET_OPEN_ISO });
+    let fdatasync: SyncFigures | null = null;
+    if (backend === "sqlite") {
+      progress("sqlite: probing fdatasync in the data directory");
+      fdatasync = fdatasyncProbe(dataDir);
+    }
+
+    const routes: RouteFigures[] = [];
+    const note = (route: RouteName, connections: number, comparison: Comparison) => {
+      if (exited(child)) throw new Error(`the service exited during the ${route} run`);
+      const { text, holds } = judged(targetOf(backend, route, connections), comparison, rawPg);
+      routes.push({ route, connections, comparison, target: text, holds });
+    };
+    const at = (connections: number): RunSettings => ({
+      seconds: settings.seconds,
+      warmupSeconds: WARMUP_SECONDS,
+      connections,
+    });
+
+    progress(`${backend}: Hello, then beside the bare server`);
+    note(
+      "Hello",
+      settings.connections,
+      await compareWithBare(`${backend} Hello`, gen, helloRoute, at(settings.connections), dir),
+    );
+
+    const orderConnections = [settings.connections];
+    if (backend === "sqlite" && settings.connections !== LOW_CONNECTIONS) orderConnections.push(LOW_CONNECTIONS);
+    const orderChecks: OrderChecks[] = [];
+    for (const connections of orderConnections) {
+      // Fresh strategies for each pair of runs, so none pays for the orders another left.
+      progress(`${backend}: creating ${ORDER_STRATEGIES} strategies`);
+      const strategyIds = await createStrategies(gen, ORDER_STRATEGIES, `Bench ${connections}`);
+      const runs = await orderRuns(backend, gen, strategyIds, at(connections), dir);
+      note("NewStrategyOrder resting", connections, runs.resting);
+      note("NewStrategyOrder filling", connections, runs.filling);
+      orderChecks.push(runs.checks);
+    }
+
+    progress(`${backend}: ${READ_STRATEGIES} strategies with positions and resting orders to read`);
+    const readIds = await readStrategies(gen);
+    for (const [route, path] of [
+      ["GetStrategyActiveOrders", ACTIVE_ORDERS_PATH],
+      ["GetStrategyOpenPositions", OPEN_POSITIONS_PATH],
+    ] as const) {
+      progress(`${backend}: ${route}, then beside the bare server`);
+      const comparison = await compareWithBare(
+        `${backend} ${route}`,
+        gen,
+        readRoute(path, readIds),
+        at(settings.connections),
+        dir,
+      );
+      note(route, settings.connections, comparison);
+    }
+    return { storage: await storageBackend(logPath), fdatasync, rawPg, routes, orderChecks };
+  } catch (error) {
+    await printLogTail(`${backend} service`, logPath);
+    throw error;
+  } finally {
+    if (service) await stopChild(service);
+    await dropSchema?.();
+  }
+}
+
+export function printHttp(settings: HttpSettings, results: readonly [BackendName, HttpBackendFigures][]): void {
+  const aapl = simulatedAapl();
+  console.log(
+    `1. Over HTTP on GEN, ${settings.seconds} s per run after ${WARMUP_SECONDS} s of warm-up, pipelining 1; the service ` +
+      "as `npm start` runs it, at the default LOG_LEVEL (info: one access-log line per request), SANDBOX=1, " +
+      `MARKET_FEED=simulated, clock at ${MARKET_OPEN_ISO}; every answer was 200`,
+  );
+  console.log(
+    "   bare: a Fastify child process answering the same method and path with the service's recorded answer " +
+      "(same shape and size, serialized per request), reading and parsing the request body as the service does; " +
+      "no auth, rate limit, logging or storage; measured right after the service at the same settings",
+  );
+  console.log(
+    `   Hello: POST ${HELLO_PATH} {"Name":"Bob"}; resting: limit buy 1 AAPL at 1 (rests; simulated AAPL ` +
+      `${toNumber(aapl.bid)} x ${toNumber(aapl.ask)}, ask size ${toNumber(aapl.askSize ?? decimal(0))}), over ` +
+      `${ORDER_STRATEGIES} strategies in turn; filling: market buy 1 AAPL (fills in the request against a hand ` +
+      "quote at the same prices with unlimited size, set after the first resting run), run second on the same " +
+      "strategies; fresh strategies for each number of connections",
+  );
+  console.log(
+    `   GETs: one of ${READ_STRATEGIES} strategies in turn, each holding ${READ_SYMBOLS.length} positions and ` +
+      `${READ_SYMBOLS.length * READ_RESTING_PER_SYMBOL} resting orders`,
+  );
+  console.log(
+    "   1st s / last s: requests the service completed in the first and the last second; target: issue 10's, " +
+      `stated for ${TARGET_CONNECTIONS} connections${settings.connections === TARGET_CONNECTIONS ? "" : ` (this run: ${settings.connections})`}`,
+  );
+  console.log("");
+  const rows: string[][] = [];
+  for (const [backend, r] of results) {
+    const name = r.storage === backend ? backend : `${backend} (service says ${r.storage})`;
+    for (const row of r.routes) {
+      const s = row.comparison.service;
+      const b = row.comparison.bare.figures;
+      rows.push([
+        `${name} ${row.route}`,
+        String(row.connections),
+        s.figures.requestsPerSec.toFixed(0),
+        String(s.figures.latencyP50Ms),
+        String(s.figures.latencyP99Ms),
+        String(s.firstSecond),
+        String(s.lastSecond),
+        b.requestsPerSec.toFixed(0),
+        String(b.latencyP99Ms),
+        String(row.comparison.answerBytes),
+        row.comparison.ratio === null ? "n/a" : `${(row.comparison.ratio * 100).toFixed(1)}%`,
+        row.target,
+        row.holds ? "yes" : "no",
+      ]);
+    }
+  }
+  printTable(
+    [
+      "",
+      "conns",
+      "req/s",
+      "p50 ms",
+      "p99 ms",
+      "1st s",
+      "last s",
+      "bare req/s",
+      "bare p99",
+      "bytes",
+      "of bare",
+      "target",
+      "holds",
+    ],
+    rows,
+  );
+  console.log("");
+  for (const [backend, r] of results) {
+    if (r.fdatasync) {
+      const f = r.fdatasync;
+      console.log(
+        `   ${backend} data directory: fdatasync after a ${f.bytesPerWrite / 1024} KiB append p50 ${f.p50Ms} ms, ` +
+          `p99 ${f.p99Ms} ms (${f.samples} samples, before the runs)`,
+      );
+    }
+    if (r.rawPg) {
+      const p = r.rawPg;
+      console.log(
+        `   ${backend} raw: BEGIN; INSERT one order row; COMMIT over ${p.connections} connections for ${p.seconds} s: ` +
+          `${p.transactionsPerSec} tx/s, p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms (before the service started)`,
+      );
+    }
+    for (const c of r.orderChecks) {
+      console.log(
+        `   ${backend}, ${c.connections} connections: ${c.restingOrdersPlaced} resting orders placed (warm-up included), ` +
+          `${c.positionsAfterResting} positions after; ${c.fillingOrdersPlaced} market orders placed, ` +
+          `${c.sharesHeldAfterFilling} shares held after`,
+      );
+    }
+  }
+}
