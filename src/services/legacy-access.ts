@@ -75,9 +75,9 @@ export async function systemOwner(
 }
 
 /**
- * The context services run with when a key acts for a strategy's owner (a
- * platform key, or a service admin): the one place that makes it, so that
- * who acted for whom can be told apart here.
+ * The context services run with when a legacy key acts for a strategy's owner
+ * (the owner's own key, a platform key or a service admin's): the one place
+ * that makes it, so that who acted for whom can be told apart here.
  */
 export function actingFor<C extends RequestContext>(ctx: C, owner: Caller): Omit<C, "caller"> & { caller: Caller } {
   return { ...ctx, caller: owner };

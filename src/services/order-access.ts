@@ -11,8 +11,8 @@ import { mayTrade } from "./trading.js";
  * the owner's site administrators, service admins); a key that reaches the
  * owner (./legacy-access.ts: acting through a platform of the owner's
  * white-label site); and, where subscribers are let in, a person who follows
- * the strategy now. Reading never lets anyone trade:
- * placing and canceling stay with those who may trade (mayTrade).
+ * the strategy now. Reading never lets anyone trade: placing and canceling
+ * stay with those who may trade (mayTrade).
  */
 export interface ReadAccess {
   /** The platform the key acts through: the path's in legacy Private Platform context, the key's own on v4. */

@@ -12,16 +12,7 @@ import {
   startTestService,
   type TestService,
 } from "../helpers/service.js";
-import {
-  assertRefused,
-  cancelOrder,
-  MARKET_OPEN,
-  newOrder,
-  newStrategy,
-  placed,
-  setQuote,
-  stockOrder,
-} from "../helpers/trading.js";
+import { assertRefused, cancelOrder, MARKET_OPEN, newOrder, placed, setQuote, stockOrder } from "../helpers/trading.js";
 
 /**
  * One read rule for a strategy's orders, positions and trades on both APIs:
