@@ -3,13 +3,13 @@ import { type Decimal, sub, ZERO } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { TradeRecord } from "../core/trades.js";
 import { tradeOfRow } from "../store/trading-state.js";
+import { mayReadOrders, v4Reader } from "./order-access.js";
 import type { RequestContext } from "./runtime.js";
-import { mayTrade } from "./trading.js";
 
 /**
  * A strategy's record: who may read it, and its closed trades priced with a
  * commission plan. A public strategy's record is open to every caller; a
- * private one's to those who may trade it.
+ * private one's to those who may read its orders and trades (./order-access.ts).
  */
 export async function viewableStrategy(ctx: RequestContext, strategyId: number, field = "StrategyId") {
   const strategy = await ctx.storage.db
@@ -18,7 +18,7 @@ export async function viewableStrategy(ctx: RequestContext, strategyId: number, 
     .where("id", "=", strategyId)
     .executeTakeFirst();
   if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${strategyId}` });
-  if (strategy.is_private === 1 && !(await mayTrade(ctx.storage.db, ctx.caller, strategy))) {
+  if (strategy.is_private === 1 && !(await mayReadOrders(ctx, strategy, v4Reader(ctx)))) {
     throw refuse("Forbidden", { field, message: `Strategy ${strategyId} is private` });
   }
   return strategy;

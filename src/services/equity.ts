@@ -18,6 +18,8 @@ export interface EquitySeries {
   readonly marks: readonly DailyMark[];
   /** The same marks without commissions. */
   readonly raw: readonly DailyMark[];
+  /** When each mark was made (the close it marks), epoch ms. */
+  readonly markedAtMs: readonly number[];
 }
 
 export async function equitySeries(
@@ -29,13 +31,15 @@ export async function equitySeries(
   const strategy = await viewableStrategy(ctx, strategyId);
   const rows = await ctx.storage.db
     .selectFrom("equity_marks")
-    .select(["day", "equity", "commissions_paid", "plan_commissions", "benchmark", "exposure"])
+    .select(["day", "marked_at", "equity", "commissions_paid", "plan_commissions", "benchmark", "exposure"])
     .where("strategy_id", "=", strategyId)
     .orderBy("day")
     .execute();
   const marks: DailyMark[] = [];
   const raw: DailyMark[] = [];
+  const markedAtMs: number[] = [];
   for (const row of rows) {
+    markedAtMs.push(row.marked_at);
     const withoutCommissions = add(decimal(row.equity), decimal(row.commissions_paid));
     const base = { day: row.day, benchmark: decimal(row.benchmark), exposure: decimal(row.exposure) };
     raw.push({ ...base, equity: withoutCommissions });
@@ -46,5 +50,5 @@ export async function equitySeries(
         : sub(withoutCommissions, planCommissionsOf(row.plan_commissions)[plan.name] ?? ZERO);
     marks.push({ ...base, equity });
   }
-  return { strategy, marks, raw };
+  return { strategy, marks, raw, markedAtMs };
 }

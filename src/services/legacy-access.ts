@@ -1,39 +1,58 @@
 import { type Caller, isServiceAdmin } from "../core/access.js";
 import type { PlatformId } from "../core/ids.js";
 import { memberOf, personsWithSites } from "./person-view.js";
-import type { RequestContext } from "./runtime.js";
+import { actingFor, type RequestContext } from "./runtime.js";
 
 /**
- * Which strategies (systems) a legacy key reaches. In World context a key
- * reaches its own person's strategies (a service admin's, every strategy); in
- * Private Platform context also those of the people of the platform's
- * white-label site. A reached strategy is acted on as its owner would act.
+ * Whom and what a legacy key reaches, and acting for a strategy's owner. A key
+ * reaches its own person (a service admin's, everyone); acting through a
+ * platform (Private Platform context), also the people of the platform's
+ * white-label site. A key reaches the strategies (systems) of the people it
+ * reaches, and acts on them as their owner would.
  */
-export async function systemOwner(
+
+/** Whom a key reaches: everyone (a service admin's key), or its own person and the people of a white-label site. */
+export type Reach =
+  | { readonly everyone: true }
+  | {
+      readonly everyone: false;
+      readonly personId: number;
+      /** The white-label site of the platform the key acts through, or null. */
+      readonly siteId: number | null;
+    };
+
+export async function reachOf(ctx: RequestContext, platformId: PlatformId | null): Promise<Reach> {
+  if (isServiceAdmin(ctx.caller)) return { everyone: true };
+  const platform =
+    platformId === null
+      ? undefined
+      : await ctx.storage.db
+          .selectFrom("platforms")
+          .select("white_label_site_id")
+          .where("id", "=", platformId)
+          .executeTakeFirst();
+  return { everyone: false, personId: Number(ctx.caller.personId), siteId: platform?.white_label_site_id ?? null };
+}
+
+/** Whether the key reaches the person (acting through the platform, when one is given). */
+export async function reachesPerson(
   ctx: RequestContext,
-  context: "world" | "platform",
   platformId: PlatformId | null,
-  strategyId: number,
-): Promise<Caller | null> {
-  const owner = await ownerOf(ctx, strategyId);
-  if (!owner) return null;
-  if (owner.caller.personId === ctx.caller.personId || isServiceAdmin(ctx.caller)) return owner.caller;
-  if (context !== "platform" || platformId === null) return null;
-  const platform = await ctx.storage.db
-    .selectFrom("platforms")
+  personId: number,
+): Promise<boolean> {
+  const reach = await reachOf(ctx, platformId);
+  if (reach.everyone || reach.personId === personId) return true;
+  if (reach.siteId === null) return false;
+  const person = await ctx.storage.db
+    .selectFrom("persons")
     .select("white_label_site_id")
-    .where("id", "=", platformId)
+    .where("id", "=", personId)
     .executeTakeFirst();
-  return platform?.white_label_site_id != null && platform.white_label_site_id === owner.whiteLabelSiteId
-    ? owner.caller
-    : null;
+  return person?.white_label_site_id === reach.siteId;
 }
 
 /** The strategy's owner as a caller acting for themselves, or null when there is no such strategy. */
-export async function ownerOf(
-  ctx: Pick<RequestContext, "storage">,
-  strategyId: number,
-): Promise<{ readonly caller: Caller; readonly whiteLabelSiteId: number | null } | null> {
+async function ownerOf(ctx: Pick<RequestContext, "storage">, strategyId: number): Promise<Caller | null> {
   const db = ctx.storage.db;
   const strategy = await db
     .selectFrom("strategies")
@@ -42,9 +61,35 @@ export async function ownerOf(
     .executeTakeFirst();
   if (!strategy) return null;
   const owner = await personsWithSites(db).where("p.id", "=", strategy.owner_person_id).executeTakeFirst();
-  if (!owner) return null;
-  return {
-    caller: { ...memberOf(owner), role: "person", platformId: null },
-    whiteLabelSiteId: owner.white_label_site_id,
-  };
+  return owner ? { ...memberOf(owner), role: "person", platformId: null } : null;
+}
+
+/** The owner of the strategy when the key reaches it, or null (no such strategy, or out of reach). */
+export async function systemOwner(
+  ctx: RequestContext,
+  platformId: PlatformId | null,
+  strategyId: number,
+): Promise<Caller | null> {
+  const owner = await ownerOf(ctx, strategyId);
+  return owner && (await reachesPerson(ctx, platformId, Number(owner.personId))) ? owner : null;
+}
+
+/** The context to act for the strategy's owner in, when the key reaches the strategy; otherwise null. */
+export async function actingForSystem<C extends RequestContext>(
+  ctx: C,
+  platformId: PlatformId | null,
+  strategyId: number,
+): Promise<C | null> {
+  const owner = await systemOwner(ctx, platformId, strategyId);
+  return owner && actingFor(ctx, owner);
+}
+
+/** Whether the key may have a person follow the strategy: a public one, or one it reaches. */
+export async function mayFollow(ctx: RequestContext, platformId: PlatformId | null, strategyId: number) {
+  const strategy = await ctx.storage.db
+    .selectFrom("strategies")
+    .select("is_private")
+    .where("id", "=", strategyId)
+    .executeTakeFirst();
+  return strategy?.is_private === 0 || (await systemOwner(ctx, platformId, strategyId)) !== null;
 }

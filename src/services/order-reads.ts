@@ -6,13 +6,13 @@ import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { PositionsTable } from "../store/schema.js";
 import { type OrderRow, STRATEGY_COLUMNS } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
+import { mayReadOrders, v4Reader } from "./order-access.js";
 import type { RequestContext } from "./runtime.js";
-import { mayTrade } from "./trading.js";
 
 /**
- * Reading a strategy's orders and positions. Only those who may trade a
- * strategy read its orders and positions (subscribers come with the
- * subscriptions issue); a strategy that does not exist is 404, one the caller
+ * Reading a strategy's orders and positions, by those who may read them
+ * (./order-access.ts: who may trade the strategy, platform keys reaching it,
+ * its subscribers); a strategy that does not exist is 404, one the caller
  * may not read is 403.
  */
 export type OrderView = OrderRow & { readonly strategy_name: string };
@@ -24,7 +24,7 @@ async function readableStrategies(tx: Tx, ctx: RequestContext, ids: readonly num
   for (const id of unique) {
     const strategy = rows.find((row) => row.id === id);
     if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${id}` });
-    if (!(await mayTrade(tx, ctx.caller, strategy))) {
+    if (!(await mayReadOrders(ctx, strategy, v4Reader(ctx)))) {
       throw refuse("Forbidden", {
         field,
         message: `Strategy ${id}'s orders and positions are not visible to this key`,

@@ -70,9 +70,10 @@ export async function follows(runtime: Runtime, strategyId: number, personId: nu
   return live !== undefined;
 }
 
-/** The strategy's subscriptions with their subscribers, oldest first. */
-export function subscribersOf(runtime: Runtime, strategyId: number) {
-  return runtime.storage.db
+/** The strategy's subscriptions with their subscribers, oldest first; `live` while it has not ended. */
+export async function subscribersOf(runtime: Runtime, strategyId: number) {
+  const now = runtime.clock.nowMs();
+  const rows = await runtime.storage.db
     .selectFrom("subscriptions as s")
     .innerJoin("persons as p", "p.id", "s.person_id")
     .select([
@@ -89,4 +90,5 @@ export function subscribersOf(runtime: Runtime, strategyId: number) {
     .where("s.strategy_id", "=", strategyId)
     .orderBy("s.id")
     .execute();
+  return rows.map((row) => ({ ...row, live: row.ended_at === null || row.ended_at > now }));
 }

@@ -1,16 +1,19 @@
 import { compare, formatDecimal, parseDecimal } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
+import type { PlatformId } from "../core/ids.js";
 import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
 import { insertStrategy, touchModelAccount } from "../store/strategy-rows.js";
 import { transaction } from "../store/transaction.js";
-import type { Runtime } from "./runtime.js";
+import { reachOf } from "./legacy-access.js";
+import type { RequestContext, Runtime } from "./runtime.js";
 
 /**
  * Strategies as the legacy API manages them ("systems"): created for an owner
  * and changed attribute by attribute. The same rules as v4 apply where both
  * speak (names, starting capital, descriptions waiting for compliance review);
- * the legacy limits apply to what only it sets.
+ * the legacy limits apply to what only it sets. A key lists the systems it
+ * reaches (./legacy-access.ts).
  */
 export const LEGACY_LIMITS = {
   longDescription: 8000,
@@ -90,15 +93,10 @@ export interface SystemChanges {
  * changeSystemAttribute: applies every change given, or none when one is
  * refused, and answers what changed ("name updated"...). Descriptions wait
  * for compliance review as in v4; the starting capital may change only before
- * the strategy's first fill (its record is measured from it); a new owner must
- * be allowed by the caller (`mayTransfer`).
+ * the strategy's first fill (its record is measured from it). The caller has
+ * found that the key reaches the system and any new owner, as for createSystem.
  */
-export async function changeSystem(
-  runtime: Runtime,
-  strategyId: number,
-  changes: SystemChanges,
-  mayTransferTo: (ownerPersonId: number) => Promise<boolean>,
-): Promise<string[]> {
+export async function changeSystem(runtime: Runtime, strategyId: number, changes: SystemChanges): Promise<string[]> {
   const errors: ErrorEntry[] = [];
   const name = changes.name === undefined ? undefined : checkStrategyName(changes.name, "name");
   if (name && !name.ok) errors.push(name.error);
@@ -152,12 +150,6 @@ export async function changeSystem(
         .where("id", "=", changes.ownerPersonId)
         .executeTakeFirst();
       if (!owner) throw refuse("NotFound", { field: "ownerpersonid", message: `No person ${changes.ownerPersonId}` });
-      if (!(await mayTransferTo(owner.id))) {
-        throw refuse("Forbidden", {
-          field: "ownerpersonid",
-          message: "This apikey may not give the system to that person",
-        });
-      }
       Object.assign(set, { owner_person_id: owner.id, white_label_site_id: owner.white_label_site_id });
       done.push("ownerpersonid updated");
     }
@@ -221,4 +213,78 @@ export async function changeSystem(
     }
     return done;
   });
+}
+
+/** The systems the key reaches (acting through the platform, when one is given), oldest first. */
+export async function reachedSystems(ctx: RequestContext, platformId: PlatformId | null) {
+  const reach = await reachOf(ctx, platformId);
+  let query = ctx.storage.db
+    .selectFrom("strategies as st")
+    .innerJoin("persons as p", "p.id", "st.owner_person_id")
+    .select([
+      "st.id",
+      "st.name",
+      "st.owner_person_id",
+      "st.long_description",
+      "st.short_description",
+      "st.created_at",
+      "st.monthly_cost",
+      "st.starting_capital",
+      "st.minimum_portfolio",
+      "st.trial_days",
+      "st.is_alive",
+      "st.inactive_since",
+      "st.trades_stocks",
+      "st.trades_options",
+      "st.trades_futures",
+      "st.trades_forex",
+      "p.alias as owner_alias",
+    ]);
+  if (!reach.everyone) {
+    const { personId, siteId } = reach;
+    query = query.where((eb) =>
+      eb.or([
+        eb("st.owner_person_id", "=", personId),
+        ...(siteId === null ? [] : [eb("p.white_label_site_id", "=", siteId)]),
+      ]),
+    );
+  }
+  return query.orderBy("st.id").execute();
+}
+
+/** How long a stopped system stays on the recently_active roster. */
+const RECENTLY_INACTIVE_MS = 30 * 86_400_000;
+
+/** getSystemRoster: the live systems the key reaches; recently_active adds those stopped within the last 30 days. */
+export async function systemRoster(
+  ctx: RequestContext,
+  platformId: PlatformId | null,
+  filter: "active" | "recently_active",
+) {
+  const now = ctx.clock.nowMs();
+  return (await reachedSystems(ctx, platformId)).filter(
+    (s) =>
+      s.is_alive === 1 ||
+      (filter === "recently_active" && s.inactive_since !== null && now - s.inactive_since <= RECENTLY_INACTIVE_MS),
+  );
+}
+
+/** The kinds of instrument (symbol types) each of the systems has sold to open. */
+export async function shortedKinds(
+  runtime: Runtime,
+  strategyIds: readonly number[],
+): Promise<ReadonlyMap<number, ReadonlySet<string>>> {
+  const shorted = new Map<number, Set<string>>();
+  if (strategyIds.length === 0) return shorted;
+  const rows = await runtime.storage.db
+    .selectFrom("orders")
+    .select(["strategy_id", "symbol_type"])
+    .where("strategy_id", "in", [...strategyIds])
+    .where("side", "=", "sell")
+    .where("open_close", "=", "open")
+    .groupBy(["strategy_id", "symbol_type"])
+    .execute();
+  for (const row of rows)
+    shorted.set(row.strategy_id, (shorted.get(row.strategy_id) ?? new Set()).add(row.symbol_type));
+  return shorted;
 }

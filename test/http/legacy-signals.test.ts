@@ -173,6 +173,59 @@ for (const backend of BACKENDS) {
       );
     });
 
+    test("signals by service or own id; retrieveSignalsAll by how and when they ended; each refusal's title", async () => {
+      const systemid = await newStrategy(service, key);
+      await setQuote(service, "PEP", 150, 150.05);
+      const resting = (limit: number, extra: Record<string, unknown> = {}) =>
+        v3("submitSignal", {
+          systemid,
+          signal: { action: "BTO", quant: 1, symbol: "PEP", typeofsymbol: "stock", limit, duration: "GTC", ...extra },
+        });
+      const kept = await resting(140, { signalid: "keep-1" });
+      const dropped = await resting(141, { signalid: "drop-1" });
+      const day = await resting(142, { duration: "DAY" });
+      const canceled = await v3("cancelSignal", { systemid, signalid: "drop-1" });
+      assert.deepEqual([canceled.ok, canceled.signal.signal_id], [1, dropped.signalid], "by its own id");
+      const again = await v3("cancelSignal", { systemid, signalid: Number(dropped.signalid) });
+      assert.deepEqual([again.ok, again.error.title], [0, "Signal could not be canceled"]);
+      const unknown = await v3("cancelSignal", { systemid, signalid: "no-such-signal" });
+      assert.deepEqual([unknown.ok, unknown.error.title], [0, "Unknown signal"]);
+      const zero = await v3("submitSignal", {
+        systemid,
+        signal: { action: "BTO", quant: 0, symbol: "PEP", typeofsymbol: "stock" },
+      });
+      assert.deepEqual([zero.ok, zero.error.title], [0, "Invalid value"], "a value the order rules refuse");
+
+      await setClock(service, "2026-03-10T21:00:00Z");
+      const ended = async (filter: string) =>
+        (
+          await v3("retrieveSignalsAll", {
+            systemid,
+            filter_type: filter,
+            filter_date_time_start: "2026-03-10 00:00:00",
+          })
+        ).response.map((s: { signal_id: string; status: string }) => [s.signal_id, s.status]);
+      assert.deepEqual(await ended("time_expired"), [[day.signalid, "expired"]], "the DAY signal expired at the close");
+      assert.deepEqual(await ended("time_canceled"), [[dropped.signalid, "canceled"]]);
+      assert.deepEqual(await ended("time_traded"), []);
+      assert.deepEqual(await ended("time_posted"), [
+        [kept.signalid, "working"],
+        [dropped.signalid, "canceled"],
+        [day.signalid, "expired"],
+      ]);
+      const late = await v3("retrieveSignalsAll", {
+        systemid,
+        filter_type: "time_posted",
+        filter_date_time_end: "2026-03-10 09:59:59",
+      });
+      assert.deepEqual(late.response, [], "posted after the end of the window");
+      for (const filter of ["constructor", "time_whenever"]) {
+        const bad = await v3("retrieveSignalsAll", { systemid, filter_type: filter });
+        assert.deepEqual([bad.ok, bad.error.title], [0, "Invalid request"], filter);
+      }
+      await setClock(service, MARKET_OPEN);
+    });
+
     test("parkUntil fields hold a signal until their time; GET and no Content-Type work as POST does", async () => {
       const systemid = await newStrategy(service, key);
       await setQuote(service, "KO", 60, 60.02);

@@ -99,8 +99,21 @@ for (const backend of BACKENDS) {
         path,
       );
       assert.equal(outside.ok, 0, "person B is not of the platform's site");
+      assert.equal(outside.error.title, "Unable to access this person");
       const list = await v3("getListSubscribers", { systemid: hidden }, population.keys.personA);
       assert.equal(list.response.listSubscribers[0].isPrivateSubManagement, "1");
+      const notFollowing = await v3(
+        "unsubscribeFromStrategy",
+        { systemid: hidden, actionType: "unsubscribe_immediate" },
+        population.keys.personB,
+      );
+      assert.deepEqual([notFollowing.ok, notFollowing.error.title], [0, "Not found"]);
+      const otherAction = await v3(
+        "unsubscribeFromStrategy",
+        { systemid: hidden, actionType: "unsubscribe_later" },
+        population.keys.personA,
+      );
+      assert.deepEqual([otherAction.ok, otherAction.error.title], [0, "Invalid value"]);
     });
   });
 }

@@ -106,7 +106,71 @@ for (const backend of BACKENDS) {
       const inactive = recent.response.find((s: { system_id: string }) => s.system_id === String(systemid));
       assert.notEqual(inactive.recently_inactive_since, "");
       const transfer = await v3("changeSystemAttribute", { systemid, ownerpersonid: population.people.personB });
-      assert.equal(transfer.ok, 0, "a World key gives its systems to no one");
+      assert.deepEqual(
+        [transfer.ok, transfer.error.title],
+        [0, "Unable to access this person"],
+        "a World key gives its systems to no one",
+      );
+    });
+
+    test("refused values, people out of reach and a traded system's capital: each with its legacy title", async () => {
+      const badName = await v3("createNewSystem", { name: "X", startingcapital: 20000 });
+      assert.deepEqual([badName.ok, badName.error.title], [0, "Invalid value"]);
+      const notAFlag = await v3("createNewSystem", {
+        name: "Flagged",
+        startingcapital: 20000,
+        site_visibility_status: 2,
+      });
+      assert.deepEqual([notAFlag.ok, notAFlag.error.title], [0, "Invalid value"]);
+      const forB = await v3("createNewSystem", {
+        name: "For Someone",
+        startingcapital: 20000,
+        ownerpersonid: population.people.personB,
+      });
+      assert.deepEqual([forB.ok, forB.error.title], [0, "Unable to access this person"]);
+      const nobody = await v3(
+        "createNewSystem",
+        { name: "For Nobody", startingcapital: 20000, ownerpersonid: 987654 },
+        ADMIN_KEY,
+      );
+      assert.deepEqual([nobody.ok, nobody.error.title], [0, "Not found"]);
+
+      const made = await v3("createNewSystem", { name: "Traded Capital", startingcapital: 20000 });
+      const systemid = Number(made.success.NewSystemID);
+      await setQuote(service, "AAPL", 200, 200.05);
+      await placed(service, key, stockOrder(systemid, "AAPL", "buy", 1));
+      const capital = await v3("changeSystemAttribute", { systemid, equitycurve_startingcapital: 30000 });
+      assert.deepEqual([capital.ok, capital.error.title], [0, "Refused"]);
+    });
+
+    test("a platform key gives its site's people's systems to people of its site only", async () => {
+      const path = (command: string) => `/platform/apiv3/${platformId}/${command}`;
+      const made = await v3(
+        "createNewSystem",
+        { name: "Passed On", startingcapital: 10000, ownerpersonid: population.people.personA },
+        platformKey,
+        path("createNewSystem"),
+      );
+      const systemid = Number(made.success.NewSystemID);
+      const outside = await v3(
+        "changeSystemAttribute",
+        { systemid, ownerpersonid: population.people.personB },
+        platformKey,
+        path("changeSystemAttribute"),
+      );
+      assert.deepEqual([outside.ok, outside.error.title], [0, "Unable to access this person"]);
+      const inside = await v3(
+        "changeSystemAttribute",
+        { systemid, ownerpersonid: population.people.wlAdminA },
+        platformKey,
+        path("changeSystemAttribute"),
+      );
+      assert.deepEqual([inside.ok, inside.success?.changes], [1, ["ownerpersonid updated"]], JSON.stringify(inside));
+      const roster = await v3("listAllSystems", {}, population.keys.wlAdminA);
+      assert.ok(
+        roster.response.some((s: { system_id: string }) => s.system_id === String(systemid)),
+        "now in the new owner's own list",
+      );
     });
 
     test("a platform key creates and manages its site's people's systems, and no others", async () => {

@@ -27,7 +27,7 @@ const probeCommands: LegacyCommand[] = [
     name: "refuse",
     contexts: ["world"],
     handler: async () => {
-      throw new LegacyFailure("Signal was traded", "Signal 5 could not be canceled", { signal: { signalid: "5" } });
+      throw new LegacyFailure("SignalTraded", "Signal 5 could not be canceled", { signal: { signalid: "5" } });
     },
   },
 ];

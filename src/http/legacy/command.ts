@@ -1,6 +1,7 @@
 import type { PlatformId } from "../../core/ids.js";
 import type { Principal } from "../../services/keys.js";
 import type { TradingContext } from "../../services/trading.js";
+import { LEGACY_TITLES, type LegacyFailureName } from "./titles.js";
 
 /** Legacy v3 contexts: World (own account), Private Platform (other users' accounts). */
 export type LegacyContext = "world" | "platform";
@@ -12,16 +13,22 @@ export interface LegacyRequestContext extends TradingContext {
   readonly platformId: PlatformId | null;
 }
 
-/** A command-level failure: answered with HTTP 200, ok 0 and error {title, message}. */
+/**
+ * A command-level failure: answered with HTTP 200, ok 0 and error {title, message}.
+ * Its title comes from the one table of legacy titles (./titles.ts).
+ */
 export class LegacyFailure extends Error {
+  readonly title: string;
+
   constructor(
-    readonly title: string,
+    failure: LegacyFailureName,
     message: string,
     /** Extra fields some failures carry beside `error` (e.g. the signal echo). */
     readonly extra: Readonly<Record<string, unknown>> = {},
   ) {
     super(message);
     this.name = "LegacyFailure";
+    this.title = LEGACY_TITLES[failure];
   }
 }
 

@@ -1,5 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
+import { Refusal } from "../../core/errors.js";
 import { asPlatformId } from "../../core/ids.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
@@ -8,6 +9,7 @@ import { authenticate } from "../../services/keys.js";
 import type { TradingRuntime } from "../../services/trading.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
+import { LEGACY_TITLES } from "./titles.js";
 
 export interface LegacyDependencies {
   readonly runtime: TradingRuntime;
@@ -19,17 +21,11 @@ export interface LegacyDependencies {
   readonly fillLoop: FillLoop;
 }
 
-const KEY_TITLES = {
-  MalformedKey: "Invalid apikey",
-  UnknownKey: "Invalid apikey",
-  ExpiredKey: "Expired apikey",
-  RevokedKey: "Revoked apikey",
-} as const;
-
 /**
  * The legacy v3 command server: /world/apiv3/<command> and
  * /platform/apiv3/<platform_id>/<command>, GET or POST, the key in the body as
- * `apikey`. Command-level failures answer HTTP 200 with ok 0.
+ * `apikey`. Command-level failures answer HTTP 200 with ok 0; a service's
+ * refusal is answered here, in one place, with its legacy title.
  */
 export async function buildLegacyServer(deps: LegacyDependencies): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps.logger.child({ server: "LEGACY" })));
@@ -43,25 +39,25 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       const fields = readFields(request, request.method === "GET" ? await readGetBody(request) : request.body);
       const apikey = fields.apikey;
       if (typeof apikey !== "string" || apikey.trim() === "") {
-        throw new LegacyFailure("Missing apikey", "Send your API key as apikey in the JSON body");
+        throw new LegacyFailure("KeyRequired", "Send your API key as apikey in the JSON body");
       }
       const authentication = await authenticate(deps.runtime, apikey.trim());
       if (!authentication.ok) {
-        throw new LegacyFailure(KEY_TITLES[authentication.error], "The apikey is not valid for this service");
+        throw new LegacyFailure(authentication.error, "The apikey is not valid for this service");
       }
       const caller = authentication.principal;
       await deps.sessions.noteUse(deps.runtime, caller, "LEGACY", request.ip);
       let platformId = null;
       if (context === "platform") {
         if (!/^\d{1,15}$/.test(params.platformId ?? "") || caller.platformId !== Number(params.platformId)) {
-          throw new LegacyFailure("Unable to access this platform", "This apikey is not a key of that platform");
+          throw new LegacyFailure("WrongPlatform", "This apikey is not a key of that platform");
         }
         platformId = asPlatformId(Number(params.platformId));
       }
       const command = commands.get(params.command.toLowerCase());
-      if (!command) throw new LegacyFailure("Unknown command", `There is no command ${params.command}`);
+      if (!command) throw new LegacyFailure("UnknownOperation", `There is no command ${params.command}`);
       if (!command.contexts.includes(context)) {
-        throw new LegacyFailure("Wrong context", `${command.name} is not available in ${context} context`);
+        throw new LegacyFailure("NotAvailable", `${command.name} is not available in ${context} context`);
       }
       const result = await command.handler(
         { ...deps.runtime, market: deps.market, caller, context, platformId },
@@ -69,8 +65,9 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       );
       return send(reply, { ok: 1, ...result });
     } catch (error) {
-      if (error instanceof LegacyFailure) {
-        return send(reply, { ok: 0, ...error.extra, error: { title: error.title, message: error.message } });
+      const failure = error instanceof Refusal ? refused(error) : error;
+      if (failure instanceof LegacyFailure) {
+        return send(reply, { ok: 0, ...failure.extra, error: { title: failure.title, message: failure.message } });
       }
       throw error;
     }
@@ -88,7 +85,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
     reply.code(404).send({
       ok: 0,
       error: {
-        title: "Unknown address",
+        title: LEGACY_TITLES.UnknownAddress,
         message: `Use /world/apiv3/<command> or /platform/apiv3/<platform_id>/<command>, not ${request.url.split("?")[0]}`,
       },
     }),
@@ -100,8 +97,8 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
     return reply.code(clientError ? status : 500).send({
       ok: 0,
       error: clientError
-        ? { title: "Bad request", message: "The request could not be read" }
-        : { title: "Internal error", message: "The command failed; it has been logged" },
+        ? { title: LEGACY_TITLES.UnreadableRequest, message: "The request could not be read" }
+        : { title: LEGACY_TITLES.Internal, message: "The command failed; it has been logged" },
     });
   });
   return app;
@@ -110,12 +107,17 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
 /** The request's fields: the JSON body, with query-string values for GET clients that send no body. */
 function readFields(request: FastifyRequest, rawBody: unknown): Record<string, unknown> {
   const parsed = parseJsonBody(rawBody);
-  if (!parsed.ok) throw new LegacyFailure("Malformed request", "The request body is not valid JSON");
+  if (!parsed.ok) throw new LegacyFailure("MalformedBody", "The request body is not valid JSON");
   const body = parsed.value;
   if (body !== undefined && (typeof body !== "object" || body === null || Array.isArray(body))) {
-    throw new LegacyFailure("Malformed request", "The request body must be a JSON object");
+    throw new LegacyFailure("MalformedBody", "The request body must be a JSON object");
   }
   return { ...(request.query as Record<string, unknown>), ...(body as Record<string, unknown> | undefined) };
+}
+
+/** A service's refusal as a legacy failure: the title of its first entry, and the refusal's message. */
+function refused(refusal: Refusal): LegacyFailure {
+  return new LegacyFailure(refusal.entries[0]?.name ?? "WrongState", refusal.message);
 }
 
 function send(reply: FastifyReply, body: Record<string, unknown>): FastifyReply {

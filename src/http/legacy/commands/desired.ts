@@ -7,7 +7,7 @@ import {
   setDesiredPositions,
 } from "../../../services/desired-positions.js";
 import { type LegacyCommand, LegacyFailure } from "../command.js";
-import { service, system } from "./signals.js";
+import { systemActedFor } from "../reach.js";
 
 /**
  * The legacy desired-positions mode (API.md "Legacy desired-positions mode"):
@@ -26,7 +26,7 @@ const row = (position: DesiredPosition) => ({
 });
 
 function portfolioOf(raw: unknown): DesiredPosition[] | "flat" | "off" {
-  if (!Array.isArray(raw)) throw new LegacyFailure("Invalid request", "positions must be a list");
+  if (!Array.isArray(raw)) throw new LegacyFailure("InvalidRequest", "positions must be a list");
   const entries = raw as Readonly<Record<string, unknown>>[];
   const special = entries.length === 1 ? entries[0] : undefined;
   const word = (value: unknown) =>
@@ -39,12 +39,12 @@ function portfolioOf(raw: unknown): DesiredPosition[] | "flat" | "off" {
   }
   return entries.map((entry, i) => {
     const instrument = fromServiceSymbol(String(entry.symbol ?? ""), String(entry.typeofsymbol ?? "stock"));
-    if (!instrument) throw new LegacyFailure("Invalid symbol", `positions[${i}]: ${String(entry.symbol)} is not known`);
+    if (!instrument) throw new LegacyFailure("InvalidSymbol", `positions[${i}]: ${String(entry.symbol)} is not known`);
     const quantity = parseDecimal(
       typeof entry.quant === "number" || typeof entry.quant === "string" ? entry.quant : "",
     );
     if (quantity === null)
-      throw new LegacyFailure("Invalid request", `positions[${i}].quant must be a signed whole number`);
+      throw new LegacyFailure("InvalidRequest", `positions[${i}].quant must be a signed whole number`);
     return { instrument, quantity };
   });
 }
@@ -54,7 +54,7 @@ export const desiredPositionCommands: readonly LegacyCommand[] = [
     name: "getDesiredPositions",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request);
+      const { strategyId } = await systemActedFor(ctx, request);
       return { response: ((await heldPortfolio(ctx, strategyId)) ?? []).map(row) };
     },
   },
@@ -62,14 +62,14 @@ export const desiredPositionCommands: readonly LegacyCommand[] = [
     name: "setDesiredPositions",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId, acting } = await system(ctx, request);
+      const { strategyId, acting } = await systemActedFor(ctx, request);
       const portfolio = portfolioOf(request.positions);
       if (portfolio === "off") {
         await releasePortfolio(acting, strategyId);
         return { response: [], mode: "off" };
       }
       const target = portfolio === "flat" ? [] : portfolio;
-      await service(() => setDesiredPositions(acting, strategyId, target, true));
+      await setDesiredPositions(acting, strategyId, target, true);
       return { response: target.map(row), mode: "engaged" };
     },
   },

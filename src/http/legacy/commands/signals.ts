@@ -1,9 +1,8 @@
 import { localParts } from "../../../core/calendar.js";
 import { parseLocalDateTime } from "../../../core/datetime.js";
 import { type Decimal, decimal, div, formatDecimal, isZero, parseDecimal } from "../../../core/decimal.js";
-import { type ErrorName, Refusal } from "../../../core/errors.js";
 import { fromServiceSymbol, type Instrument } from "../../../core/symbols/instrument.js";
-import { ownerOf, systemOwner } from "../../../services/legacy-access.js";
+import { activeOrders } from "../../../services/order-reads.js";
 import {
   cancelOrder,
   type OrderInput,
@@ -11,11 +10,12 @@ import {
   placeOrder,
   placeWithParent,
 } from "../../../services/orders.js";
-import { follows } from "../../../services/subscriptions.js";
+import { type SignalWindow, signalNamed, signalRecord, signalsWithTrades } from "../../../services/signals.js";
 import { modelAccount } from "../../../services/trading.js";
 import type { OrderRow } from "../../../store/trading-state.js";
 import { instrumentOf } from "../../../store/trading-state.js";
 import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
+import { integerOf, systemActedFor, systemRead } from "../reach.js";
 
 /**
  * The legacy signal commands (API.md 4.7), answered by the same services as
@@ -27,71 +27,13 @@ const NEW_YORK = "America/New_York";
 const started = () => performance.now();
 const elapsed = (from: number) => `${((performance.now() - from) / 1000).toFixed(3)}`;
 
-const TITLES: Partial<Record<ErrorName, string>> = {
-  NewOrderRejected: "Signal rejected",
-  CancelRejected: "Signal could not be canceled",
-  InvalidValue: "Invalid signal",
-  MissingValue: "Invalid signal",
-  InvalidSymbol: "Invalid symbol",
-  AlreadyExists: "Id already used",
-  NotFound: "Not found",
-  Forbidden: "Unable to access this systemid",
-};
-
-/** Runs a service call, turning its refusals into the legacy error form. */
-export async function service<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (!(error instanceof Refusal)) throw error;
-    const entry = error.entries[0];
-    throw new LegacyFailure(entry ? (TITLES[entry.name] ?? "Refused") : "Refused", error.message);
-  }
-}
-
-export function integerOf(value: unknown, field: string): number {
-  const text = typeof value === "number" ? String(value) : typeof value === "string" ? value.trim() : "";
-  if (!/^\d{1,15}$/.test(text) || Number(text) < 1) {
-    throw new LegacyFailure("Invalid request", `${field} must be a positive integer`);
-  }
-  return Number(text);
-}
-
-/**
- * The system named by `systemid`, if the key reaches it, with the caller to
- * act as. Commands open to subscribers (context S) also let a key whose person
- * follows the system read it.
- */
-export async function system(
-  ctx: LegacyRequestContext,
-  request: Readonly<Record<string, unknown>>,
-  options: { readonly subscribers?: boolean } = {},
-) {
-  const strategyId = integerOf(request.systemid, "systemid");
-  const owner = await systemOwner(ctx, ctx.context, ctx.platformId, strategyId);
-  if (owner) return { strategyId, acting: { ...ctx, caller: owner } };
-  if (options.subscribers && (await follows(ctx, strategyId, Number(ctx.caller.personId)))) {
-    const followed = await ownerOf(ctx, strategyId);
-    if (followed) return { strategyId, acting: { ...ctx, caller: followed.caller } };
-  }
-  throw new LegacyFailure("Unable to access this systemid", `This apikey cannot reach system ${strategyId}`);
-}
-
 /** A signal of the system by its service id or its caller-chosen signalid. */
 async function signalId(ctx: LegacyRequestContext, strategyId: number, value: unknown): Promise<number> {
   const text = typeof value === "number" ? String(value) : typeof value === "string" ? value.trim() : "";
-  if (text === "") throw new LegacyFailure("Invalid request", "signalid is required");
-  const row = await ctx.storage.db
-    .selectFrom("orders")
-    .select("id")
-    .where("strategy_id", "=", strategyId)
-    .where((eb) =>
-      eb.or([eb("local_signal_id", "=", text), ...(/^\d{1,15}$/.test(text) ? [eb("id", "=", Number(text))] : [])]),
-    )
-    .orderBy("id")
-    .executeTakeFirst();
-  if (!row) throw new LegacyFailure("Unknown signal", `System ${strategyId} has no signal ${text}`);
-  return row.id;
+  if (text === "") throw new LegacyFailure("InvalidRequest", "signalid is required");
+  const id = await signalNamed(ctx, strategyId, text);
+  if (id === null) throw new LegacyFailure("UnknownSignal", `System ${strategyId} has no signal ${text}`);
+  return id;
 }
 
 const ACTIONS: Readonly<Record<string, { side: "buy" | "sell"; openClose: "open" | "close" }>> = {
@@ -108,7 +50,7 @@ const actionOf = (side: string, openClose: string) =>
 function price(value: unknown, field: string): Decimal | undefined {
   if (value === undefined || value === null || value === "" || value === 0 || value === "0") return undefined;
   const parsed = typeof value === "number" || typeof value === "string" ? parseDecimal(value) : null;
-  if (parsed === null) throw new LegacyFailure("Invalid signal", `${field} must be a price`);
+  if (parsed === null) throw new LegacyFailure("InvalidSignal", `${field} must be a price`);
   return parsed;
 }
 
@@ -121,7 +63,7 @@ function parkedUntil(signal: Readonly<Record<string, unknown>>): number | undefi
   if (text === undefined || text === null || text === "") return undefined;
   const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(String(text).trim());
   const parsed = m && parseLocalDateTime(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:00`, NEW_YORK);
-  if (!parsed) throw new LegacyFailure("Invalid signal", "parkUntilYYYYMMDDHHMM must be a New York YYYYMMDDHHMM time");
+  if (!parsed) throw new LegacyFailure("InvalidSignal", "parkUntilYYYYMMDDHHMM must be a New York YYYYMMDDHHMM time");
   return parsed.getTime();
 }
 
@@ -133,7 +75,7 @@ async function orderOf(
   field = "signal",
 ): Promise<OrderInput & { readonly inlineParent?: OrderInput }> {
   if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new LegacyFailure("Invalid signal", `${field} must be an object`);
+    throw new LegacyFailure("InvalidSignal", `${field} must be an object`);
   }
   const signal = raw as Readonly<Record<string, unknown>>;
   const action =
@@ -142,28 +84,27 @@ async function orderOf(
         .trim()
         .toUpperCase()
     ];
-  if (!action) throw new LegacyFailure("Invalid signal", `${field}.action must be BTO, STO, SSHORT, BTC or STC`);
+  if (!action) throw new LegacyFailure("InvalidSignal", `${field}.action must be BTO, STO, SSHORT, BTC or STC`);
   const instrument = fromServiceSymbol(String(signal.symbol ?? ""), String(signal.typeofsymbol ?? "stock"));
   if (!instrument) {
     throw new LegacyFailure(
-      "Invalid symbol",
+      "InvalidSymbol",
       `${String(signal.symbol)} is not a known ${String(signal.typeofsymbol ?? "stock")}`,
     );
   }
   const quantity = parseDecimal(
     typeof signal.quant === "number" || typeof signal.quant === "string" ? signal.quant : "",
   );
-  if (quantity === null) throw new LegacyFailure("Invalid signal", `${field}.quant must be a number`);
+  if (quantity === null) throw new LegacyFailure("InvalidSignal", `${field}.quant must be a number`);
   const limit = price(signal.limit, `${field}.limit`);
   const stop = price(signal.stop, `${field}.stop`);
   if (limit !== undefined && stop !== undefined) {
-    throw new LegacyFailure("Invalid signal", "A signal is a limit, a stop or a market order, not a stop-limit");
+    throw new LegacyFailure("InvalidSignal", "A signal is a limit, a stop or a market order, not a stop-limit");
   }
   const duration = String(signal.duration ?? "DAY")
     .trim()
     .toUpperCase();
-  if (duration !== "DAY" && duration !== "GTC")
-    throw new LegacyFailure("Invalid signal", "duration must be DAY or GTC");
+  if (duration !== "DAY" && duration !== "GTC") throw new LegacyFailure("InvalidSignal", "duration must be DAY or GTC");
   const local = (value: unknown) =>
     value === undefined || value === null || value === "" ? undefined : String(value).trim();
   const xreplace = local(signal.xreplace);
@@ -293,22 +234,18 @@ export function signalRow(order: OrderRow, trades: { opening: number | null; clo
   };
 }
 
-const FILTER_COLUMNS = {
-  time_posted: "posted_at",
-  time_traded: "closed_at",
-  time_expired: "closed_at",
-  time_canceled: "closed_at",
-} as const;
-const FILTER_STATUS: Partial<Record<keyof typeof FILTER_COLUMNS, string>> = {
-  time_traded: "Filled",
-  time_expired: "Expired",
-  time_canceled: "Canceled",
+/** retrieveSignalsAll's filter_type: which time bounds the signals listed. */
+const FILTERS: Readonly<Record<string, SignalWindow["by"]>> = {
+  time_posted: "posted",
+  time_traded: "traded",
+  time_expired: "expired",
+  time_canceled: "canceled",
 };
 
 function filterTime(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   const parsed = parseLocalDateTime(String(value).trim().replace(" ", "T"), NEW_YORK);
-  if (!parsed) throw new LegacyFailure("Invalid request", `${field} must be YYYY-MM-DD HH:MM:SS (New York)`);
+  if (!parsed) throw new LegacyFailure("InvalidRequest", `${field} must be YYYY-MM-DD HH:MM:SS (New York)`);
   return parsed.getTime();
 }
 
@@ -318,17 +255,17 @@ export const signalCommands: readonly LegacyCommand[] = [
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const from = started();
-      const { strategyId, acting } = await system(ctx, request);
+      const { strategyId, acting } = await systemActedFor(ctx, request);
       const { inlineParent, ...input } = await orderOf(ctx, strategyId, request.signal);
       if (inlineParent) {
-        const both = await service(() => placeWithParent(acting, inlineParent, input));
+        const both = await placeWithParent(acting, inlineParent, input);
         const signal = {
           ...echo(strategyId, { ...input, parentSignalId: both.parent.signalId }, both.child, input.instrument),
           conditionalUponSignal: { signalid: String(both.parent.signalId) },
         };
         return { signal, signalid: String(both.child.signalId), elapsed_time: elapsed(from) };
       }
-      const placed = await service(() => placeOrder(acting, input));
+      const placed = await placeOrder(acting, input);
       return {
         signal: echo(strategyId, input, placed, input.instrument),
         signalid: String(placed.signalId),
@@ -341,28 +278,19 @@ export const signalCommands: readonly LegacyCommand[] = [
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const from = started();
-      const { strategyId, acting } = await system(ctx, request);
+      const { strategyId, acting } = await systemActedFor(ctx, request);
       const id = await signalId(ctx, strategyId, request.signalid);
-      const row = (await ctx.storage.db
-        .selectFrom("orders")
-        .selectAll()
-        .where("id", "=", id)
-        .executeTakeFirstOrThrow()) as OrderRow;
-      if (row.status === "Filled") {
-        throw new LegacyFailure("Signal was traded", `Signal ${id} was traded and could not be canceled`, {
-          signal: signalRow(row, null),
+      const before = await signalRecord(ctx, id);
+      if (before.status === "Filled") {
+        throw new LegacyFailure("SignalTraded", `Signal ${id} was traded and could not be canceled`, {
+          signal: signalRow(before, null),
           signalid: String(id),
           elapsed_time: elapsed(from),
         });
       }
-      await service(() => cancelOrder(acting, strategyId, id));
-      const after = (await ctx.storage.db
-        .selectFrom("orders")
-        .selectAll()
-        .where("id", "=", id)
-        .executeTakeFirstOrThrow()) as OrderRow;
+      await cancelOrder(acting, strategyId, id);
       return {
-        signal: signalRow(after, null),
+        signal: signalRow(await signalRecord(ctx, id), null),
         signalid: String(id),
         title: "Signal canceled",
         message: `Signal ${id} was canceled`,
@@ -374,68 +302,45 @@ export const signalCommands: readonly LegacyCommand[] = [
     name: "retrieveSignalsWorking",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request, { subscribers: true });
-      const rows = (await ctx.storage.db
-        .selectFrom("orders")
-        .selectAll()
-        .where("strategy_id", "=", strategyId)
-        .where("status", "in", ["PendingNew", "Working", "PartiallyFilled", "PendingCancel", "PendingReplace"])
-        .orderBy("id")
-        .execute()) as OrderRow[];
-      return { response: rows.map((row) => signalRow(row, null)) };
+      const strategyId = await systemRead(ctx, request, true);
+      const working = await activeOrders(ctx, { strategyIds: [strategyId] });
+      return { response: working.map((order) => signalRow(order, null)) };
     },
   },
   {
     name: "retrieveSignalsAll",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request, { subscribers: true });
+      const strategyId = await systemRead(ctx, request, true);
       const filter = request.filter_type === undefined ? undefined : String(request.filter_type);
-      if (filter !== undefined && !(filter in FILTER_COLUMNS)) {
+      if (filter !== undefined && !Object.hasOwn(FILTERS, filter)) {
         throw new LegacyFailure(
-          "Invalid request",
+          "InvalidRequest",
           "filter_type must be time_posted, time_traded, time_expired or time_canceled",
         );
       }
-      let query = ctx.storage.db.selectFrom("orders").selectAll().where("strategy_id", "=", strategyId);
-      if (filter !== undefined) {
-        const key = filter as keyof typeof FILTER_COLUMNS;
-        const column = FILTER_COLUMNS[key];
-        const start = filterTime(request.filter_date_time_start, "filter_date_time_start");
-        const end = filterTime(request.filter_date_time_end, "filter_date_time_end");
-        const status = FILTER_STATUS[key];
-        if (status) query = query.where("status", "=", status);
-        if (start !== undefined) query = query.where(column, ">=", start);
-        if (end !== undefined) query = query.where(column, "<=", end);
-      }
-      const rows = (await query.orderBy("id").execute()) as OrderRow[];
-      const fills =
-        rows.length === 0
-          ? []
-          : await ctx.storage.db
-              .selectFrom("fills")
-              .select(["order_id", "trade_id"])
-              .where("strategy_id", "=", strategyId)
-              .orderBy("id")
-              .execute();
-      // A reversing fill was split: its first part closed a trade, the second opened the next.
-      const tradesOf = (row: OrderRow) => {
-        const ids = [...new Set(fills.filter((f) => f.order_id === row.id).map((f) => f.trade_id))];
-        const first = ids[0] ?? null;
-        const last = ids[ids.length - 1] ?? null;
-        return row.open_close === "close"
-          ? { opening: ids.length > 1 ? last : null, closing: first }
-          : { opening: last, closing: ids.length > 1 ? first : null };
+      const window =
+        filter === undefined
+          ? undefined
+          : {
+              by: FILTERS[filter] as SignalWindow["by"],
+              startMs: filterTime(request.filter_date_time_start, "filter_date_time_start"),
+              endMs: filterTime(request.filter_date_time_end, "filter_date_time_end"),
+            };
+      const signals = await signalsWithTrades(ctx, strategyId, window);
+      return {
+        response: signals.map(({ signal, openingTradeId, closingTradeId }) =>
+          signalRow(signal, { opening: openingTradeId, closing: closingTradeId }),
+        ),
       };
-      return { response: rows.map((row) => signalRow(row, tradesOf(row))) };
     },
   },
   {
     name: "requestMarginEquity",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request);
-      const account = await service(() => modelAccount(ctx, strategyId));
+      const { strategyId } = await systemActedFor(ctx, request);
+      const account = await modelAccount(ctx, strategyId);
       return {
         buyPower: formatDecimal(account.buyingPower),
         marginUsed: formatDecimal(account.marginUsed),

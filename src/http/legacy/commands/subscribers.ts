@@ -1,7 +1,7 @@
-import { isServiceAdmin } from "../../../core/access.js";
 import { subscribe, subscribersOf, unsubscribe } from "../../../services/subscriptions.js";
 import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
-import { integerOf, newYorkTime, service, system } from "./signals.js";
+import { integerOf, mustReachPerson, personOf, systemActedFor, systemFollowable } from "../reach.js";
+import { newYorkTime } from "./signals.js";
 
 /**
  * The legacy subscriber commands: the owner lists a system's subscribers; a
@@ -9,32 +9,10 @@ import { integerOf, newYorkTime, service, system } from "./signals.js";
  * its site) to a public system or to one it reaches. Subscriptions carry no
  * billing yet: the billing fields answer empty.
  */
-async function subscriberOf(ctx: LegacyRequestContext, value: unknown): Promise<number> {
-  const personId = value === undefined ? Number(ctx.caller.personId) : integerOf(value, "personid");
-  if (personId === Number(ctx.caller.personId) || isServiceAdmin(ctx.caller)) return personId;
-  if (ctx.context === "platform" && ctx.platformId !== null) {
-    const inSite = await ctx.storage.db
-      .selectFrom("persons as p")
-      .innerJoin("platforms as pl", "pl.white_label_site_id", "p.white_label_site_id")
-      .select("p.id")
-      .where("p.id", "=", personId)
-      .where("pl.id", "=", ctx.platformId)
-      .executeTakeFirst();
-    if (inSite) return personId;
-  }
-  throw new LegacyFailure("Unable to access this person", `This apikey cannot act for person ${personId}`);
-}
-
-/** A system a person may follow: a public one, or one the key reaches. */
-async function followable(ctx: LegacyRequestContext, request: Readonly<Record<string, unknown>>): Promise<number> {
-  const strategyId = integerOf(request.systemid, "systemid");
-  const strategy = await ctx.storage.db
-    .selectFrom("strategies")
-    .select(["is_private", "is_alive"])
-    .where("id", "=", strategyId)
-    .executeTakeFirst();
-  if (strategy?.is_private === 0) return strategyId;
-  return (await system(ctx, request)).strategyId;
+async function subscriberOf(ctx: LegacyRequestContext, request: Readonly<Record<string, unknown>>): Promise<number> {
+  const personId = personOf(ctx, request, "personid");
+  await mustReachPerson(ctx, personId, `This apikey cannot act for person ${personId}`);
+  return personId;
 }
 
 export const subscriberCommands: readonly LegacyCommand[] = [
@@ -42,13 +20,12 @@ export const subscriberCommands: readonly LegacyCommand[] = [
     name: "getListSubscribers",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request);
-      const now = ctx.clock.nowMs();
+      const { strategyId } = await systemActedFor(ctx, request);
       const rows = await subscribersOf(ctx, strategyId);
       return {
         response: {
           listSubscribers: rows.map((row) => {
-            const live = row.ended_at === null || row.ended_at > now;
+            const { live } = row;
             const ends = newYorkTime(row.ended_at).text;
             return {
               subscription_guid: row.guid,
@@ -87,9 +64,9 @@ export const subscriberCommands: readonly LegacyCommand[] = [
     name: "subscribeToStrategy",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const strategyId = await followable(ctx, request);
-      const personId = await subscriberOf(ctx, request.personid);
-      const guid = await service(() => subscribe(ctx, strategyId, personId, ctx.platformId));
+      const strategyId = await systemFollowable(ctx, request);
+      const personId = await subscriberOf(ctx, request);
+      const guid = await subscribe(ctx, strategyId, personId, ctx.platformId);
       return { success: { subscription_guid: guid } };
     },
   },
@@ -98,12 +75,12 @@ export const subscriberCommands: readonly LegacyCommand[] = [
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = integerOf(request.systemid, "systemid");
-      const personId = await subscriberOf(ctx, request.personid);
+      const personId = await subscriberOf(ctx, request);
       const action = String(request.actionType ?? "unsubscribe_immediate");
       if (action !== "unsubscribe_immediate") {
-        throw new LegacyFailure("Invalid value", "actionType must be unsubscribe_immediate");
+        throw new LegacyFailure("InvalidValue", "actionType must be unsubscribe_immediate");
       }
-      const guid = await service(() => unsubscribe(ctx, strategyId, personId));
+      const guid = await unsubscribe(ctx, strategyId, personId);
       return { success: { subscription_guid: guid } };
     },
   },

@@ -1,12 +1,17 @@
-import type { Selectable } from "kysely";
-import { isServiceAdmin } from "../../../core/access.js";
 import { type Decimal, formatDecimal } from "../../../core/decimal.js";
 import type { StrategyStatistics } from "../../../core/statistics.js";
 import { strategyDetails } from "../../../services/strategy-details.js";
-import { changeSystem, createSystem, type SystemChanges } from "../../../services/systems.js";
-import type { StrategiesTable } from "../../../store/schema.js";
-import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
-import { integerOf, newYorkTime, service, system } from "./signals.js";
+import {
+  changeSystem,
+  createSystem,
+  reachedSystems,
+  type SystemChanges,
+  shortedKinds,
+  systemRoster,
+} from "../../../services/systems.js";
+import { type LegacyCommand, LegacyFailure } from "../command.js";
+import { integerOf, mustReachPerson, personOf, systemActedFor } from "../reach.js";
+import { newYorkTime } from "./signals.js";
 
 /**
  * The legacy system commands (API.md 4.7): the roster, details with
@@ -14,59 +19,13 @@ import { integerOf, newYorkTime, service, system } from "./signals.js";
  * reaches. A World key reaches its own person's systems (a service admin's,
  * all); a Private Platform key also those of its platform's site's people.
  */
-type Strategy = Selectable<StrategiesTable>;
-const RECENTLY_INACTIVE_MS = 30 * 86_400_000;
-
-/** Who the key may act for: its own person, or (platform) the people of the platform's site. */
-async function reachablePeople(ctx: LegacyRequestContext): Promise<{ all: true } | { all: false; ids: number[] }> {
-  if (isServiceAdmin(ctx.caller)) return { all: true };
-  const ids = [Number(ctx.caller.personId)];
-  if (ctx.context === "platform" && ctx.platformId !== null) {
-    const platform = await ctx.storage.db
-      .selectFrom("platforms")
-      .select("white_label_site_id")
-      .where("id", "=", ctx.platformId)
-      .executeTakeFirst();
-    if (platform?.white_label_site_id != null) {
-      const people = await ctx.storage.db
-        .selectFrom("persons")
-        .select("id")
-        .where("white_label_site_id", "=", platform.white_label_site_id)
-        .execute();
-      ids.push(...people.map((p) => p.id));
-    }
-  }
-  return { all: false, ids };
-}
-
-async function reachableSystems(ctx: LegacyRequestContext): Promise<(Strategy & { owner_alias: string | null })[]> {
-  const people = await reachablePeople(ctx);
-  let query = ctx.storage.db
-    .selectFrom("strategies as st")
-    .innerJoin("persons as p", "p.id", "st.owner_person_id")
-    .selectAll("st")
-    .select("p.alias as owner_alias");
-  if (!people.all) query = query.where("st.owner_person_id", "in", people.ids);
-  return query.orderBy("st.id").execute();
-}
-
 const flag = (value: number | null | undefined) => (value === 1 ? "1" : "0");
 const textOf = (value: string | number | null | undefined) =>
   value === null || value === undefined ? "" : String(value);
 
-/** Whether each system has shorted each kind of instrument. */
-async function shortsOf(ctx: LegacyRequestContext, ids: readonly number[]) {
-  if (ids.length === 0) return new Set<string>();
-  const rows = await ctx.storage.db
-    .selectFrom("orders")
-    .select(["strategy_id", "symbol_type"])
-    .where("strategy_id", "in", [...ids])
-    .where("side", "=", "sell")
-    .where("open_close", "=", "open")
-    .groupBy(["strategy_id", "symbol_type"])
-    .execute();
-  return new Set(rows.map((r) => `${r.strategy_id}:${r.symbol_type}`));
-}
+/** "1" when the system has sold to open that kind of instrument. */
+const shortFlag = (shorted: ReadonlyMap<number, ReadonlySet<string>>, strategyId: number, kind: string) =>
+  shorted.get(strategyId)?.has(kind) ? "1" : "0";
 
 /** One statistic as getSystemDetails shows it, with how to display it. */
 interface StatisticEntry {
@@ -216,14 +175,14 @@ function statisticsOf(st: StrategyStatistics) {
 function bool(value: unknown, field: string): boolean | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   const text = String(value).trim();
-  if (text !== "0" && text !== "1") throw new LegacyFailure("Invalid value", `${field} must be 0 or 1`);
+  if (text !== "0" && text !== "1") throw new LegacyFailure("InvalidValue", `${field} must be 0 or 1`);
   return text === "1";
 }
 
 function whole(value: unknown, field: string): number | undefined {
   if (value === undefined || value === null || value === "") return undefined;
   const text = String(value).trim();
-  if (!/^-?\d{1,15}$/.test(text)) throw new LegacyFailure("Invalid value", `${field} must be a whole number`);
+  if (!/^-?\d{1,15}$/.test(text)) throw new LegacyFailure("InvalidValue", `${field} must be a whole number`);
   return Number(text);
 }
 
@@ -236,15 +195,10 @@ export const systemCommands: readonly LegacyCommand[] = [
     async handler(ctx, request) {
       const filter = String(request.filter ?? "active");
       if (filter !== "active" && filter !== "recently_active") {
-        throw new LegacyFailure("Invalid value", "filter must be active or recently_active");
+        throw new LegacyFailure("InvalidValue", "filter must be active or recently_active");
       }
-      const now = ctx.clock.nowMs();
-      const systems = (await reachableSystems(ctx)).filter(
-        (s) =>
-          s.is_alive === 1 ||
-          (filter === "recently_active" && s.inactive_since !== null && now - s.inactive_since <= RECENTLY_INACTIVE_MS),
-      );
-      const shorts = await shortsOf(
+      const systems = await systemRoster(ctx, ctx.platformId, filter);
+      const shorted = await shortedKinds(
         ctx,
         systems.map((s) => s.id),
       );
@@ -253,9 +207,9 @@ export const systemCommands: readonly LegacyCommand[] = [
           system_id: String(s.id),
           ownerpersonid: String(s.owner_person_id),
           trades_stocks: flag(s.trades_stocks),
-          trades_stocks_short: shorts.has(`${s.id}:stock`) ? "1" : "0",
+          trades_stocks_short: shortFlag(shorted, s.id, "stock"),
           trades_options: flag(s.trades_options),
-          trades_options_short: shorts.has(`${s.id}:option`) ? "1" : "0",
+          trades_options_short: shortFlag(shorted, s.id, "option"),
           trades_forex: flag(s.trades_forex),
           trades_futures: flag(s.trades_futures),
           minimum_portfolio_size_required: textOf(s.minimum_portfolio),
@@ -276,7 +230,7 @@ export const systemCommands: readonly LegacyCommand[] = [
     contexts: ["world", "platform"],
     async handler(ctx) {
       return {
-        response: (await reachableSystems(ctx)).map((s) => ({
+        response: (await reachedSystems(ctx, ctx.platformId)).map((s) => ({
           longDescription: s.long_description ?? "",
           system_id: String(s.id),
           systemName: s.name,
@@ -294,10 +248,10 @@ export const systemCommands: readonly LegacyCommand[] = [
     name: "getSystemDetails",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId, acting } = await system(ctx, request);
-      const details = await service(() => strategyDetails(acting, strategyId));
+      const { strategyId, acting } = await systemActedFor(ctx, request);
+      const details = await strategyDetails(acting, strategyId);
       const s = details.strategy;
-      const shorts = await shortsOf(ctx, [strategyId]);
+      const shorted = await shortedKinds(ctx, [strategyId]);
       const now = newYorkTime(ctx.clock.nowMs());
       const account = details.account;
       return {
@@ -319,8 +273,8 @@ export const systemCommands: readonly LegacyCommand[] = [
           trades_options: flag(s.trades_options),
           trades_futures: flag(s.trades_futures),
           trades_forex: flag(s.trades_forex),
-          shorts_stocks: shorts.has(`${s.id}:stock`) ? "1" : "0",
-          shorts_options: shorts.has(`${s.id}:option`) ? "1" : "0",
+          shorts_stocks: shortFlag(shorted, s.id, "stock"),
+          shorts_options: shortFlag(shorted, s.id, "option"),
           trades_own_system_percent: "0",
           trades_own_system_count: "0",
           creditSystemTimeUntil_epochSecs:
@@ -344,28 +298,17 @@ export const systemCommands: readonly LegacyCommand[] = [
     name: "createNewSystem",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const ownerPersonId =
-        request.ownerpersonid === undefined
-          ? Number(ctx.caller.personId)
-          : integerOf(request.ownerpersonid, "ownerpersonid");
-      const people = await reachablePeople(ctx);
-      if (!people.all && !people.ids.includes(ownerPersonId)) {
-        throw new LegacyFailure(
-          "Unable to access this person",
-          `This apikey cannot create systems for person ${ownerPersonId}`,
-        );
-      }
+      const ownerPersonId = personOf(ctx, request, "ownerpersonid");
+      await mustReachPerson(ctx, ownerPersonId, `This apikey cannot create systems for person ${ownerPersonId}`);
       const visibility = bool(request.site_visibility_status, "site_visibility_status");
-      const id = await service(() =>
-        createSystem(ctx, {
-          ownerPersonId,
-          name: String(request.name ?? ""),
-          startingCapital: String(request.startingcapital ?? ""),
-          longDescription: textField(request.longDescription),
-          isPublic: visibility === true,
-          creditSystemSeconds: whole(request.creditSystemTimeInSeconds, "creditSystemTimeInSeconds"),
-        }),
-      );
+      const id = await createSystem(ctx, {
+        ownerPersonId,
+        name: String(request.name ?? ""),
+        startingCapital: String(request.startingcapital ?? ""),
+        longDescription: textField(request.longDescription),
+        isPublic: visibility === true,
+        creditSystemSeconds: whole(request.creditSystemTimeInSeconds, "creditSystemTimeInSeconds"),
+      });
       return { success: { NewSystemID: String(id) } };
     },
   },
@@ -373,8 +316,7 @@ export const systemCommands: readonly LegacyCommand[] = [
     name: "changeSystemAttribute",
     contexts: ["world", "platform"],
     async handler(ctx, request) {
-      const { strategyId } = await system(ctx, request);
-      const people = await reachablePeople(ctx);
+      const { strategyId } = await systemActedFor(ctx, request);
       const changes: SystemChanges = {
         name: textField(request.name),
         longDescription: textField(request.longDescription),
@@ -390,14 +332,11 @@ export const systemCommands: readonly LegacyCommand[] = [
         isAlive: bool(request.isAlive, "isAlive"),
         minimumPortfolio: textField(request.minimum_portfolio_size_required),
       };
-      const done = await service(() =>
-        changeSystem(
-          ctx,
-          strategyId,
-          changes,
-          async (ownerId) => people.all || (ctx.context === "platform" && people.ids.includes(ownerId)),
-        ),
-      );
+      const owner = changes.ownerPersonId;
+      if (owner !== undefined) {
+        await mustReachPerson(ctx, owner, `This apikey cannot give systems to person ${owner}`);
+      }
+      const done = await changeSystem(ctx, strategyId, changes);
       return { success: { changes: done } };
     },
   },

@@ -1,0 +1,44 @@
+import type { ErrorName } from "../../core/errors.js";
+
+/**
+ * Every title a legacy v3 failure answers with, in one table: each refusal of
+ * the error catalogue (src/core/errors.ts) by its name, and each failure of
+ * the legacy layer itself (the address, the key, reading the request).
+ * docs/errors.md documents each title with when it is used; a test keeps the
+ * two in step.
+ */
+export const LEGACY_TITLES = {
+  // Refusals of the services, and of the key as v4 names them.
+  KeyRequired: "Missing apikey",
+  MalformedKey: "Invalid apikey",
+  UnknownKey: "Invalid apikey",
+  ExpiredKey: "Expired apikey",
+  RevokedKey: "Revoked apikey",
+  Forbidden: "Unable to access this systemid",
+  RateLimited: "Refused",
+  UnknownOperation: "Unknown command",
+  NotAvailable: "Wrong context",
+  InvalidValue: "Invalid value",
+  MissingValue: "Invalid value",
+  MalformedBody: "Malformed request",
+  InvalidCursor: "Invalid request",
+  InvalidSymbol: "Invalid symbol",
+  AlreadyExists: "Id already used",
+  WrongState: "Refused",
+  Internal: "Internal error",
+  NewOrderRejected: "Signal rejected",
+  CancelRejected: "Signal could not be canceled",
+  NotFound: "Not found",
+  // Failures only the legacy layer answers.
+  UnknownAddress: "Unknown address",
+  UnreadableRequest: "Bad request",
+  WrongPlatform: "Unable to access this platform",
+  InvalidRequest: "Invalid request",
+  InvalidSignal: "Invalid signal",
+  UnknownSignal: "Unknown signal",
+  SignalTraded: "Signal was traded",
+  UnreachablePerson: "Unable to access this person",
+  UnknownCommissionPlan: "Unknown commission plan",
+} as const satisfies Readonly<Record<ErrorName, string>> & Readonly<Record<string, string>>;
+
+export type LegacyFailureName = keyof typeof LEGACY_TITLES;
