@@ -7,6 +7,7 @@ import { leavesQuantity } from "../core/orders/order.js";
 import { CANCELLABLE, TERMINAL } from "../core/orders/status.js";
 import {
   checkOrder,
+  entryPriceOf,
   exitTermsOf,
   type OpenClose,
   type OrderRequest,
@@ -73,15 +74,6 @@ async function ensureLoaded(tx: Tx, state: TradingState, strategyId: number, id:
   };
 }
 
-/** The price an order would trade at now, for the buying-power check; null when none is known yet. */
-function referencePrice(terms: OrderTerms, market: MarketView): Decimal | null {
-  if (terms.limit !== null) return terms.limit;
-  if (terms.stop !== null) return terms.stop;
-  const quote = market.quote(terms.instrument);
-  if (!quote) return null;
-  return terms.side === "buy" ? quote.ask : quote.bid;
-}
-
 /** Opening orders must fit in the account's excess equity (equity − margin used) at their price. */
 export function checkBuyingPower(
   state: TradingState,
@@ -91,7 +83,7 @@ export function checkBuyingPower(
   closing?: HeldPosition,
 ): void {
   if (terms.openClose !== "open") return;
-  const price = referencePrice(terms, market);
+  const price = entryPriceOf(terms, market.quote(terms.instrument))?.price ?? null;
   const rate = market.usdRate(terms.instrument.currency);
   if (rate === null) {
     throw refuse("NewOrderRejected", {
@@ -251,6 +243,7 @@ function termsFor(
   state: TradingState,
   parentId: number | null,
   nowMs: number,
+  market: MarketView,
   openClose?: OpenClose,
 ) {
   const held = positionMet(state, input.instrument, parentId);
@@ -268,6 +261,7 @@ function termsFor(
       profitTarget: input.profitTarget,
       stopLoss: input.stopLoss,
       conditional,
+      quote: market.quote(input.instrument),
     },
     held,
     nowMs,
@@ -340,7 +334,7 @@ async function placeStep(
       });
     }
   }
-  const terms = termsFor(input, state, parentId, nowMs);
+  const terms = termsFor(input, state, parentId, nowMs, market);
   checkBuyingPower(state, terms, market);
   return place(tx, strategy, state, terms, input, { parentId, replacing: null }, nowMs);
 }
@@ -438,15 +432,12 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
       });
     }
     if (errors.length > 0) throw new Refusal(errors);
-    const checked = termsFor(input, state, old.parentId, nowMs, oldTerms.openClose);
+    const market = marketViewAt(ctx.market, nowMs);
+    const checked = termsFor(input, state, old.parentId, nowMs, market, oldTerms.openClose);
     const terms: OrderTerms = { ...checked, signalType: oldTerms.signalType };
     // Only what the replacement adds to the old order's quantity needs new buying power.
     if (compare(terms.quantity, oldTerms.quantity) > 0) {
-      checkBuyingPower(
-        state,
-        { ...terms, quantity: sub(terms.quantity, oldTerms.quantity) },
-        marketViewAt(ctx.market, nowMs),
-      );
+      checkBuyingPower(state, { ...terms, quantity: sub(terms.quantity, oldTerms.quantity) }, market);
     }
     const placement = await place(
       tx,
