@@ -9,6 +9,7 @@ import {
   checkOrder,
   entryPriceOf,
   exitTermsOf,
+  isExitSignal,
   type OpenClose,
   type OrderRequest,
   type OrderTerms,
@@ -69,6 +70,7 @@ async function ensureLoaded(tx: Tx, state: TradingState, strategyId: number, id:
       parentId: row.parent_id,
       ocaGroup: row.oca_group_id,
       parkedUntilMs: row.parked_until,
+      exit: isExitSignal(row.signal_type),
     }),
     terms: new Map(state.terms).set(id, termsOfRow(row)),
   };
@@ -191,7 +193,7 @@ async function place(
     current = { ...current, terms: new Map(current.terms).set(exitId, exit) };
     current = withBook(
       current,
-      submit(current.book, { id: exitId, quantity: exit.quantity, parentId: id, ocaGroup }, nowMs),
+      submit(current.book, { id: exitId, quantity: exit.quantity, parentId: id, ocaGroup, exit: true }, nowMs),
       events,
     );
     exitIds[kind] = exitId;
@@ -423,7 +425,7 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
         message: "A replacement keeps the parent of the order it replaces",
       });
     }
-    const hasExits = [...state.book.values()].some((o) => o.parentId === oldId && !TERMINAL.has(o.state.status));
+    const hasExits = [...state.book.values()].some((o) => o.parentId === oldId && o.state.status === "PendingNew");
     if (hasExits && (input.profitTarget !== undefined || input.stopLoss !== undefined)) {
       errors.push({
         name: "InvalidValue",

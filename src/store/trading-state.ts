@@ -5,7 +5,7 @@ import type { BookOrder } from "../core/orders/book.js";
 import type { FillRecord, HeldPosition, TradingState } from "../core/orders/execution.js";
 import type { OrderState } from "../core/orders/order.js";
 import { ACTIVE, type OrderStatus, TERMINAL } from "../core/orders/status.js";
-import type { OrderTerms, SignalType } from "../core/orders/terms.js";
+import { isExitSignal, type OrderTerms, type SignalType } from "../core/orders/terms.js";
 import { fromServiceSymbol, type Instrument, type SymbolType } from "../core/symbols/instrument.js";
 import type { TradeRecord } from "../core/trades.js";
 import type { OrdersTable, StrategiesTable, TradesTable } from "./schema.js";
@@ -116,6 +116,7 @@ const bookOrderOf = (row: OrderRow): BookOrder => ({
   parentId: row.parent_id,
   ocaGroup: row.oca_group_id,
   parkedUntilMs: row.parked_until,
+  exit: isExitSignal(row.signal_type),
 });
 
 type TradeRow = Selectable<TradesTable>;

@@ -12,11 +12,14 @@ import {
 import {
   activeOrders,
   assertRefused,
+  cancelOrder,
   MARKET_OPEN,
   newOrder,
   newStrategy,
   placed,
   positions,
+  replaceOrder,
+  setDesiredPositions,
   setQuote,
   signal,
   stockOrder,
@@ -25,7 +28,7 @@ import {
 const limit = (price: number, extra: Record<string, unknown> = {}) => ({ OrderType: "2", Limit: price, ...extra });
 
 for (const backend of BACKENDS) {
-  describe(`orders: exits on the right side of the entry (${backend})`, () => {
+  describe(`orders: exits of a partly filled entry, and exits on the right side (${backend})`, () => {
     let service: TestService;
     let population: Population;
     let key: string;
@@ -42,6 +45,113 @@ for (const backend of BACKENDS) {
       const order = await signal(service, key, signalId as number);
       return `${order.OrderStatus}:${order.FilledQuantity}`;
     };
+
+    test("a partly filled entry's exits work at once for what it filled, and more as it fills", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "PXIT", 99.95, 100, { askSize: 4 });
+      const bracket = await placed(
+        service,
+        key,
+        stockOrder(strategyId, "PXIT", "buy", 10, { ProfitTarget: 110, StopLoss: 95 }),
+      );
+      assert.deepEqual(
+        [
+          await state(bracket.SignalId),
+          await state(bracket.ProfitTargetSignalId),
+          await state(bracket.StopLossSignalId),
+        ],
+        ["1:4", "0:0", "0:0"],
+        "the 4 bought are protected at once",
+      );
+      assert.equal(await held(strategyId), 4);
+
+      // The target is reached while the entry's rest finds no size: it closes the 4, not its 10.
+      await setQuote(service, "PXIT", 110, 110.05, { askSize: 0 });
+      assert.equal(await state(bracket.ProfitTargetSignalId), "1:4");
+      assert.equal(await held(strategyId), 0);
+      assert.deepEqual(
+        [await state(bracket.SignalId), await state(bracket.StopLossSignalId)],
+        ["1:4", "0:0"],
+        "flat for a moment, but the entry still works: the exits wait for its next fill",
+      );
+
+      await setQuote(service, "PXIT", 99.95, 100);
+      assert.equal(await state(bracket.SignalId), "2:10");
+      assert.equal(await held(strategyId), 6);
+      await setQuote(service, "PXIT", 94.9, 94.95);
+      assert.equal(await held(strategyId), 0, "the stop closes the 6 filled since, and no more");
+      const stopLoss = await signal(service, key, bracket.StopLossSignalId as number);
+      assert.equal(stopLoss.FilledQuantity, 6);
+      assert.equal(stopLoss.OrderStatus, "4", "its unfilled rest ends with nothing left to protect");
+      assert.match(String(stopLoss.Info), /no longer open/);
+      assert.equal(await state(bracket.ProfitTargetSignalId), "4:4");
+      assert.deepEqual(await activeOrders(service, key, strategyId), []);
+    });
+
+    test("exits outlive the canceled rest of their entry and close only what it filled", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "PXIC", 99.95, 100);
+      await placed(service, key, stockOrder(strategyId, "PXIC", "buy", 20));
+      await setQuote(service, "PXIC", 99.95, 100, { askSize: 3 });
+      const bracket = await placed(
+        service,
+        key,
+        stockOrder(strategyId, "PXIC", "buy", 10, limit(100, { ProfitTarget: 110, StopLoss: 95 })),
+      );
+      assert.equal(await state(bracket.SignalId), "1:3");
+      assert.equal((await cancelOrder(service, key, strategyId, bracket.SignalId)).status, 200);
+      assert.deepEqual(
+        [
+          await state(bracket.SignalId),
+          await state(bracket.ProfitTargetSignalId),
+          await state(bracket.StopLossSignalId),
+        ],
+        ["4:3", "0:0", "0:0"],
+        "the entry's rest is canceled, its exits keep protecting the 3",
+      );
+      await setQuote(service, "PXIC", 94.9, 94.95);
+      assert.equal(await held(strategyId), 20, "3 of the 23 held: only what the entry filled");
+      assert.deepEqual(
+        [await state(bracket.StopLossSignalId), await state(bracket.ProfitTargetSignalId)],
+        ["4:3", "4:0"],
+      );
+    });
+
+    test("replacing a partly filled entry leaves its working exits with the filled part; the replacement may take its own", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "PXIR", 99.95, 100, { askSize: 4 });
+      const bracket = await placed(
+        service,
+        key,
+        stockOrder(strategyId, "PXIR", "buy", 10, limit(100, { ProfitTarget: 110, StopLoss: 95 })),
+      );
+      await setQuote(service, "PXIR", 100.45, 100.5, { askSize: 0 });
+      const r = await replaceOrder(
+        service,
+        key,
+        stockOrder(
+          strategyId,
+          "PXIR",
+          "buy",
+          6,
+          limit(100.5, { CancelReplaceSignalId: bracket.SignalId, ProfitTarget: 112, StopLoss: 96 }),
+        ),
+      );
+      assert.equal(r.status, 200, r.text);
+      const replacement = r.json.Results[0];
+      assert.ok(replacement.ProfitTargetSignalId && replacement.StopLossSignalId);
+      assert.notEqual(replacement.StopLossSignalId, bracket.StopLossSignalId);
+      const oldStop = await signal(service, key, bracket.StopLossSignalId as number);
+      assert.equal(oldStop.ParentSignalId, bracket.SignalId);
+      assert.equal(oldStop.OrderStatus, "0");
+      assert.equal(await state(replacement.StopLossSignalId), "A:0", "held until the replacement fills");
+      await setQuote(service, "PXIR", 100.45, 100.5);
+      assert.equal(await held(strategyId), 10);
+      await setQuote(service, "PXIR", 94.9, 94.95);
+      assert.equal(await held(strategyId), 0, "each stop closes its own part");
+      assert.equal((await signal(service, key, bracket.StopLossSignalId as number)).FilledQuantity, 4);
+      assert.equal((await signal(service, key, replacement.StopLossSignalId)).FilledQuantity, 6);
+    });
 
     test("a profit target or stop loss on the wrong side of the price the entry fills at is refused (1101)", async () => {
       const strategyId = await newStrategy(service, key);
@@ -98,6 +208,25 @@ for (const backend of BACKENDS) {
         ["2:10", "2:10"],
         "filled beyond its target: the target closes the fill at the market at once",
       );
+      assert.equal(await held(strategyId), 0);
+    });
+
+    test("SetDesiredPositions cancels a partly filled entry's working exits with every other live order", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "PXID", 99.95, 100, { askSize: 4 });
+      const bracket = await placed(
+        service,
+        key,
+        stockOrder(strategyId, "PXID", "buy", 10, { ProfitTarget: 110, StopLoss: 95 }),
+      );
+      const r = await setDesiredPositions(service, key, strategyId, []);
+      assert.equal(r.status, 200, r.text);
+      const canceled = (r.json.Results[0].CanceledSignals as { SignalId: number }[]).map((o) => o.SignalId);
+      assert.deepEqual(
+        canceled.sort((a, b) => a - b),
+        [bracket.SignalId, bracket.ProfitTargetSignalId, bracket.StopLossSignalId],
+      );
+      assert.deepEqual(await activeOrders(service, key, strategyId), []);
       assert.equal(await held(strategyId), 0);
     });
 

@@ -20,6 +20,10 @@ export type TimeInForce = "day" | "gtc";
 export const SIGNAL_TYPES = { owner: 1, profitTarget: 4, stopLoss: 5, desiredPositions: 6 } as const;
 export type SignalType = (typeof SIGNAL_TYPES)[keyof typeof SIGNAL_TYPES];
 
+/** Whether an order of this SignalType is an exit (the profit target or stop loss) of an entry. */
+export const isExitSignal = (signalType: number): boolean =>
+  signalType === SIGNAL_TYPES.profitTarget || signalType === SIGNAL_TYPES.stopLoss;
+
 export interface OrderTerms {
   readonly instrument: Instrument;
   readonly type: OrderType;
