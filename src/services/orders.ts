@@ -7,6 +7,7 @@ import { leavesQuantity } from "../core/orders/order.js";
 import { CANCELLABLE, TERMINAL } from "../core/orders/status.js";
 import {
   checkOrder,
+  entryPriceOf,
   exitTermsOf,
   type OpenClose,
   type OrderRequest,
@@ -50,15 +51,6 @@ function ensureLoaded(op: AccountOperation, state: TradingState, id: number, fie
   return loaded;
 }
 
-/** The price an order would trade at now, for the buying-power check; null when none is known yet. */
-function referencePrice(terms: OrderTerms, market: MarketView): Decimal | null {
-  if (terms.limit !== null) return terms.limit;
-  if (terms.stop !== null) return terms.stop;
-  const quote = market.quote(terms.instrument);
-  if (!quote) return null;
-  return terms.side === "buy" ? quote.ask : quote.bid;
-}
-
 /** Opening orders must fit in the account's excess equity (equity − margin used) at their price. */
 export function checkBuyingPower(
   state: TradingState,
@@ -68,7 +60,7 @@ export function checkBuyingPower(
   closing?: HeldPosition,
 ): void {
   if (terms.openClose !== "open") return;
-  const price = referencePrice(terms, market);
+  const price = entryPriceOf(terms, market.quote(terms.instrument))?.price ?? null;
   const rate = market.usdRate(terms.instrument.currency);
   if (rate === null) {
     throw refuse("NewOrderRejected", {
@@ -159,7 +151,7 @@ function place(
     current = { ...current, terms: new Map(current.terms).set(exitId, exit) };
     current = withBook(
       current,
-      submit(current.book, { id: exitId, quantity: exit.quantity, parentId: id, ocaGroup }, nowMs),
+      submit(current.book, { id: exitId, quantity: exit.quantity, parentId: id, ocaGroup, exit: true }, nowMs),
       events,
     );
     exitIds[kind] = exitId;
@@ -211,6 +203,7 @@ function termsFor(
   state: TradingState,
   parentId: number | null,
   nowMs: number,
+  market: MarketView,
   openClose?: OpenClose,
 ) {
   const held = positionMet(state, input.instrument, parentId);
@@ -228,6 +221,7 @@ function termsFor(
       profitTarget: input.profitTarget,
       stopLoss: input.stopLoss,
       conditional,
+      quote: market.quote(input.instrument),
     },
     held,
     nowMs,
@@ -278,7 +272,7 @@ function placeStep(op: AccountOperation, loaded: TradingState, input: OrderInput
       });
     }
   }
-  const terms = termsFor(input, state, parentId, op.nowMs);
+  const terms = termsFor(input, state, parentId, op.nowMs, op.market);
   checkBuyingPower(state, terms, op.market);
   return place(op, state, terms, input, { parentId, replacing: null });
 }
@@ -359,7 +353,7 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
         message: "A replacement keeps the parent of the order it replaces",
       });
     }
-    const hasExits = [...state.book.values()].some((o) => o.parentId === oldId && !TERMINAL.has(o.state.status));
+    const hasExits = [...state.book.values()].some((o) => o.parentId === oldId && o.state.status === "PendingNew");
     if (hasExits && (input.profitTarget !== undefined || input.stopLoss !== undefined)) {
       errors.push({
         name: "InvalidValue",
@@ -368,7 +362,7 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
       });
     }
     if (errors.length > 0) throw new Refusal(errors);
-    const checked = termsFor(input, state, old.parentId, op.nowMs, oldTerms.openClose);
+    const checked = termsFor(input, state, old.parentId, op.nowMs, op.market, oldTerms.openClose);
     const terms: OrderTerms = { ...checked, signalType: oldTerms.signalType };
     // Only what the replacement adds to the old order's quantity needs new buying power.
     if (compare(terms.quantity, oldTerms.quantity) > 0) {

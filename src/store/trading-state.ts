@@ -4,7 +4,7 @@ import { type Decimal, decimal, formatDecimal } from "../core/decimal.js";
 import type { BookOrder } from "../core/orders/book.js";
 import type { OrderState } from "../core/orders/order.js";
 import { ACTIVE, type OrderStatus } from "../core/orders/status.js";
-import type { OrderTerms, SignalType } from "../core/orders/terms.js";
+import { isExitSignal, type OrderTerms, SIGNAL_TYPES, type SignalType } from "../core/orders/terms.js";
 import { fromServiceSymbol, type Instrument, type SymbolType } from "../core/symbols/instrument.js";
 import type { TradeRecord } from "../core/trades.js";
 import type { StoredOrder, StoredPosition, StoredTrade } from "./journal/batch.js";
@@ -27,6 +27,7 @@ export type StrategyRow = Pick<
 export type OrderRow = StoredOrder;
 
 export const LIVE_STATUSES: readonly OrderStatus[] = [...ACTIVE];
+const EXIT_SIGNAL_TYPES = [SIGNAL_TYPES.profitTarget, SIGNAL_TYPES.stopLoss];
 
 /** The strategy column that says it has traded each kind of instrument (SecurityTypesEnabled). */
 export const TRADES_COLUMNS = {
@@ -93,6 +94,7 @@ export const bookOrderOf = (row: StoredOrder): BookOrder => ({
   parentId: row.parent_id,
   ocaGroup: row.oca_group_id,
   parkedUntilMs: row.parked_until,
+  exit: isExitSignal(row.signal_type),
 });
 
 export function tradeOfRow(row: StoredTrade): TradeRecord {
@@ -232,7 +234,10 @@ export async function readModelAccount(db: Tx, strategyId: number): Promise<Acco
   };
 }
 
-/** The live orders of the account and the parents they wait on. */
+/**
+ * The live orders of the account, the parents they wait on, and the ended
+ * exits of those parents (what an exit closed counts against its sibling).
+ */
 async function liveOrderRows(db: Tx, accountId: number): Promise<StoredOrder[]> {
   const live = await db
     .selectFrom("orders")
@@ -242,11 +247,20 @@ async function liveOrderRows(db: Tx, accountId: number): Promise<StoredOrder[]> 
     .orderBy("id")
     .execute();
   const loaded = new Set(live.map((row) => row.id));
-  const parents = [...new Set(live.map((row) => row.parent_id).filter((id): id is number => id !== null))].filter(
-    (id) => !loaded.has(id),
-  );
+  const parents = [...new Set(live.map((row) => row.parent_id).filter((id): id is number => id !== null))];
   if (parents.length === 0) return live;
-  return [...live, ...(await db.selectFrom("orders").selectAll().where("id", "in", parents).execute())];
+  const related = await db
+    .selectFrom("orders")
+    .selectAll()
+    .where((eb) =>
+      eb.or([
+        eb("id", "in", parents),
+        eb.and([eb("parent_id", "in", parents), eb("signal_type", "in", EXIT_SIGNAL_TYPES)]),
+      ]),
+    )
+    .orderBy("id")
+    .execute();
+  return [...live, ...related.filter((row) => !loaded.has(row.id))];
 }
 
 /** The accounts' stored versions: what another process may have moved since they were read. */

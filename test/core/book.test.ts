@@ -27,21 +27,30 @@ const status = (book: Book, id: number): OrderStatus | undefined => book.get(id)
 function bracket(): Book {
   let book: Book = new Map();
   book = ok(submit(book, { id: 1, quantity: q("10") }, NOW));
-  book = ok(submit(book, { id: 2, quantity: q("10"), parentId: 1, ocaGroup: 7 }, NOW));
-  book = ok(submit(book, { id: 3, quantity: q("10"), parentId: 1, ocaGroup: 7 }, NOW));
+  book = ok(submit(book, { id: 2, quantity: q("10"), parentId: 1, ocaGroup: 7, exit: true }, NOW));
+  book = ok(submit(book, { id: 3, quantity: q("10"), parentId: 1, ocaGroup: 7, exit: true }, NOW));
   return book;
 }
 
-test("bracket children wait for the entry and start working when it fills", () => {
-  let book = bracket();
+test("a bracket's exits wait for the entry and start working at its first fill, partial or not", () => {
+  const book = bracket();
   assert.deepEqual([status(book, 1), status(book, 2), status(book, 3)], ["Working", "PendingNew", "PendingNew"]);
-  book = ok(fill(book, 1, q("4"), q("100"), "f1", NOW));
+  const partly = fill(book, 1, q("4"), q("100"), "f1", NOW);
+  assert.ok(partly.ok);
   assert.deepEqual(
-    [status(book, 2), status(book, 3)],
-    ["PendingNew", "PendingNew"],
-    "a partial entry fill is not enough",
+    [status(partly.book, 1), status(partly.book, 2), status(partly.book, 3)],
+    ["PartiallyFilled", "Working", "Working"],
+    "the 4 filled are protected at once",
   );
-  const done = fill(book, 1, q("6"), q("100"), "f2", NOW);
+  assert.deepEqual(
+    partly.events.map((e) => [e.orderId, e.event.kind]),
+    [
+      [1, "fill"],
+      [2, "accepted"],
+      [3, "accepted"],
+    ],
+  );
+  const done = fill(partly.book, 1, q("6"), q("100"), "f2", NOW);
   assert.ok(done.ok);
   assert.deepEqual(
     [status(done.book, 1), status(done.book, 2), status(done.book, 3)],
@@ -49,12 +58,44 @@ test("bracket children wait for the entry and start working when it fills", () =
   );
   assert.deepEqual(
     done.events.map((e) => [e.orderId, e.event.kind]),
-    [
-      [1, "fill"],
-      [2, "accepted"],
-      [3, "accepted"],
-    ],
+    [[1, "fill"]],
   );
+  const whole = ok(fill(bracket(), 1, q("10"), q("100"), "f", NOW));
+  assert.deepEqual([status(whole, 2), status(whole, 3)], ["Working", "Working"], "a complete first fill too");
+});
+
+test("an order conditional on another (no exit) waits for its parent's complete fill", () => {
+  let book = ok(submit(new Map(), { id: 1, quantity: q("10") }, NOW));
+  book = ok(submit(book, { id: 2, quantity: q("5"), parentId: 1 }, NOW));
+  book = ok(fill(book, 1, q("4"), q("100"), "f1", NOW));
+  assert.equal(status(book, 2), "PendingNew", "a partial fill is not enough");
+  assert.equal(status(ok(cancel(book, 1)), 2), "Canceled", "nor is a parent canceled after a partial fill");
+  book = ok(fill(book, 1, q("6"), q("100"), "f2", NOW));
+  assert.equal(status(book, 2), "Working");
+});
+
+test("working exits outlive the unfilled rest of their entry: canceled, expired or replaced", () => {
+  const partly = ok(fill(bracket(), 1, q("4"), q("100"), "f1", NOW));
+  const canceled = cancel(partly, 1);
+  assert.ok(canceled.ok);
+  assert.deepEqual(
+    [status(canceled.book, 1), status(canceled.book, 2), status(canceled.book, 3)],
+    ["Canceled", "Working", "Working"],
+  );
+  assert.deepEqual(
+    canceled.events.map((e) => [e.orderId, e.event.kind]),
+    [[1, "canceled"]],
+  );
+  const expired = ok(expire(partly, [1], NOW));
+  assert.deepEqual([status(expired, 1), status(expired, 2), status(expired, 3)], ["Expired", "Working", "Working"]);
+  const replaced = ok(replace(partly, 1, { id: 8, quantity: q("6") }, true, NOW));
+  assert.deepEqual(
+    [replaced.get(2)?.parentId, replaced.get(3)?.parentId],
+    [1, 1],
+    "they stay with the filled part they protect",
+  );
+  assert.deepEqual([status(replaced, 2), status(replaced, 3), status(replaced, 8)], ["Working", "Working", "Working"]);
+  assert.equal(replaced.get(8)?.exit, false, "the replacement is an entry");
 });
 
 test("a filled profit target cancels the stop loss (one-cancels-all)", () => {
@@ -86,6 +127,11 @@ test("children of an entry that never fills never work", () => {
   const expired = ok(expire(bracket(), [1], NOW));
   assert.deepEqual([status(expired, 2), status(expired, 3)], ["Canceled", "Canceled"]);
   const refused = submit(canceled, { id: 9, quantity: q("1"), parentId: 1 }, NOW);
+  assert.deepEqual(
+    [status(ok(replace(bracket(), 1, { id: 8, quantity: q("10") }, true, NOW)), 2)],
+    ["PendingNew"],
+    "nor does a replaced entry's: its held exits pass to the replacement",
+  );
   assert.equal(refused.ok, false, "a conditional order on a dead parent is refused");
   const afterFill = submit(
     ok(fill(bracket(), 1, q("10"), q("1"), "f", NOW)),
@@ -131,8 +177,15 @@ test("replacing an entry before it fills moves its children to the new entry", (
     ["PendingNew", "PendingNew"],
     "the replace does not cancel them",
   );
+  assert.deepEqual([replaced.get(2)?.exit, replaced.get(8)?.exit], [true, false]);
   const filled = ok(fill(replaced, 8, q("12"), q("99"), "f", NOW));
   assert.deepEqual([status(filled, 2), status(filled, 3)], ["Working", "Working"]);
+  const newStop = ok(replace(filled, 3, { id: 10, quantity: q("12") }, true, NOW));
+  assert.deepEqual(
+    [newStop.get(10)?.exit, newStop.get(10)?.parentId, status(newStop, 10)],
+    [true, 8, "Working"],
+    "a replaced exit is an exit of the same entry, working at once for what it filled",
+  );
   assert.equal(
     replace(filled, 8, { id: 9, quantity: q("1") }, true, NOW).ok,
     false,
@@ -159,8 +212,9 @@ test("random operations on brackets keep the contingency rules", () => {
         [4, 8],
       ] as const) {
         book = ok(submit(book, { id: entry, quantity: q("10") }, NOW));
-        book = ok(submit(book, { id: entry + 1, quantity: q("10"), parentId: entry, ocaGroup: group }, NOW));
-        book = ok(submit(book, { id: entry + 2, quantity: q("10"), parentId: entry, ocaGroup: group }, NOW));
+        for (const exit of [entry + 1, entry + 2]) {
+          book = ok(submit(book, { id: exit, quantity: q("10"), parentId: entry, ocaGroup: group, exit: true }, NOW));
+        }
       }
       let serial = 0;
       for (const step of ops) {
@@ -174,10 +228,15 @@ test("random operations on brackets keep the contingency rules", () => {
         book = result.book;
         for (const [entry] of [[1], [4]] as const) {
           const children = [entry + 1, entry + 2].map((id) => book.get(id)?.state);
-          const entryStatus = status(book, entry);
+          const entryState = book.get(entry)?.state;
+          const entryStatus = entryState?.status;
           for (const child of children) {
-            if (child && child.filledQuantity > 0n)
-              assert.equal(entryStatus, "Filled", "a child fills only after its parent");
+            if (child && ["Working", "PartiallyFilled", "Filled"].includes(child.status)) {
+              assert.ok(entryState && entryState.filledQuantity > 0n, "an exit works only once its entry has filled");
+            }
+            if (child?.status === "PendingNew") {
+              assert.ok(entryState?.filledQuantity === 0n, "an exit is held only while its entry has no fill");
+            }
           }
           const fullyFilled = children.filter((c) => c?.status === "Filled").length;
           assert.ok(fullyFilled <= 1, "at most one member of an OCA group fills completely");
@@ -185,8 +244,11 @@ test("random operations on brackets keep the contingency rules", () => {
             for (const c of children)
               assert.ok(c && ["Filled", "Canceled"].includes(c.status), "its sibling is canceled");
           }
-          if (entryStatus !== undefined && ["Canceled", "Expired"].includes(entryStatus)) {
-            for (const c of children) assert.ok(c && c.status !== "Working" && c.filledQuantity === 0n);
+          if (entryStatus !== undefined && ["Canceled", "Expired"].includes(entryStatus) && entryState) {
+            if (entryState.filledQuantity === 0n) {
+              for (const c of children)
+                assert.ok(c && ["Canceled", "Expired"].includes(c.status) && c.filledQuantity === 0n);
+            }
           }
         }
       }

@@ -13,10 +13,11 @@ import {
   fromInteger,
   neg,
   sign,
+  sub,
   ZERO,
 } from "../../src/core/decimal.js";
 import type { Quote } from "../../src/core/fills.js";
-import { type Book, submit } from "../../src/core/orders/book.js";
+import { type Book, type BookEvent, cancel, expire, submit } from "../../src/core/orders/book.js";
 import {
   type Advanced,
   advance,
@@ -24,9 +25,10 @@ import {
   type MarketView,
   stampExpiries,
   type TradingState,
+  withBook,
 } from "../../src/core/orders/execution.js";
 import type { OrderStatus } from "../../src/core/orders/status.js";
-import { type OrderTerms, SIGNAL_TYPES } from "../../src/core/orders/terms.js";
+import { isExitSignal, type OrderTerms, SIGNAL_TYPES } from "../../src/core/orders/terms.js";
 import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instrument.js";
 import { openTrade, type TradeRecord } from "../../src/core/trades.js";
 
@@ -92,6 +94,7 @@ function stateOf(orders: readonly OrderSpec[], spec: StateSpec = {}): TradingSta
         parentId: order.parentId ?? null,
         ocaGroup: order.ocaGroup ?? null,
         parkedUntilMs: order.parkedUntilMs ?? null,
+        exit: isExitSignal(t.signalType),
       },
       spec.placedAtMs ?? NOW,
     );
@@ -378,7 +381,7 @@ test("a bracket's exits work once the entry fills; the one that fills cancels it
   assert.equal(positionOf(target.state, AAPL), "flat");
 });
 
-test("an entry filled in part holds its exits; the rest releases them", () => {
+test("an entry filled in part starts its exits at once; they close what it filled, and more as it fills", () => {
   const partly = advance(
     stateOf(bracket()),
     marketOf({ AAPL: quote("100.5", "100.52", null, "4") }),
@@ -386,10 +389,77 @@ test("an entry filled in part holds its exits; the rest releases them", () => {
     NOW,
   );
   assert.deepEqual(fillsOf(partly), ["1:4@100.52"]);
-  assert.deepEqual(statuses(partly.state, 1, 2, 3), ["PartiallyFilled", "PendingNew", "PendingNew"]);
-  const rest = advance(partly.state, marketOf({ AAPL: quote("100.5", "100.52") }), NO_COMMISSION, NOW + 1000);
+  assert.deepEqual(statuses(partly.state, 1, 2, 3), ["PartiallyFilled", "Working", "Working"]);
+  assert.deepEqual(eventsOf(partly), ["1 fill", "2 accepted", "3 accepted"]);
+  // The stop is hit while the entry still works (no size at the ask): it closes the 4 filled, not its 10.
+  const stopped = advance(partly.state, marketOf({ AAPL: quote("99.5", "99.52", null, "0") }), NO_COMMISSION, NOW + 1);
+  assert.deepEqual(fillsOf(stopped), ["3:4@99.5"]);
+  assert.equal(positionOf(stopped.state, AAPL), "flat");
+  assert.deepEqual(
+    statuses(stopped.state, 1, 2, 3),
+    ["PartiallyFilled", "Working", "PartiallyFilled"],
+    "a flat position does not strand exits whose entry still works; a partial exit fill leaves its OCA sibling",
+  );
+  const rest = advance(stopped.state, marketOf({ AAPL: quote("100.5", "100.52") }), NO_COMMISSION, NOW + 2);
   assert.deepEqual(fillsOf(rest), ["1:6@100.52"]);
-  assert.deepEqual(statuses(rest.state, 1, 2, 3), ["Filled", "Working", "Working"]);
+  assert.equal(positionOf(rest.state, AAPL), "6 cost 603.12");
+  const target = advance(rest.state, marketOf({ AAPL: quote("110", "110.02") }), NO_COMMISSION, NOW + 3);
+  assert.deepEqual(fillsOf(target), ["2:6@110"], "the target closes the 6 the entry filled since");
+  assert.deepEqual(statuses(target.state, 1, 2, 3), ["Filled", "Canceled", "Canceled"]);
+  assert.equal(target.state.notes.get(2), NO_LONGER_OPEN);
+  assert.equal(positionOf(target.state, AAPL), "flat");
+});
+
+test("exits outlive the canceled rest of their entry and close only what it filled, whatever else is held", () => {
+  const held = { positions: [[AAPL, "50", "5000"]] as [Instrument, string, string][] };
+  const partly = advance(
+    stateOf(bracket(), held),
+    marketOf({ AAPL: quote("100.5", "100.52", null, "4") }),
+    NO_COMMISSION,
+    NOW,
+  );
+  assert.equal(positionOf(partly.state, AAPL), "54 cost 5402.08");
+  const events: BookEvent[] = [];
+  const rested = withBook(partly.state, cancel(partly.state.book, 1), events);
+  assert.deepEqual(statuses(rested, 1, 2, 3), ["Canceled", "Working", "Working"]);
+  const quiet = advance(rested, marketOf({ AAPL: quote("105", "105.02") }), NO_COMMISSION, NOW + 1);
+  assert.deepEqual(statuses(quiet.state, 2, 3), ["Working", "Working"], "they keep protecting the 4");
+  const stopped = advance(quiet.state, marketOf({ AAPL: quote("99.5", "99.52") }), NO_COMMISSION, NOW + 2);
+  assert.deepEqual(fillsOf(stopped), ["3:4@99.5"], "4 of the 54 held: only what the entry filled");
+  assert.deepEqual(statuses(stopped.state, 2, 3), ["Canceled", "Canceled"], "nothing left to close: both end");
+  assert.equal(stopped.state.notes.get(3), NO_LONGER_OPEN);
+  assert.equal(fmt(stopped.state.positions.get("AAPL")?.position.quantity ?? ZERO), "50");
+});
+
+test("exits without an OCA group share what the entry filled: one never closes what the other closed", () => {
+  const loose = bracket().map((order) => (order.id === 1 ? order : { ...order, ocaGroup: undefined }));
+  const partly = advance(stateOf(loose), marketOf({ AAPL: quote("100.5", "100.52", null, "4") }), NO_COMMISSION, NOW);
+  const target = advance(partly.state, marketOf({ AAPL: quote("110", "110.02", null, "0") }), NO_COMMISSION, NOW + 1);
+  assert.deepEqual(fillsOf(target), ["2:4@110"]);
+  assert.deepEqual(statuses(target.state, 1, 2, 3), ["PartiallyFilled", "PartiallyFilled", "Working"]);
+  const rest = advance(target.state, marketOf({ AAPL: quote("100.5", "100.52") }), NO_COMMISSION, NOW + 2);
+  assert.deepEqual(fillsOf(rest), ["1:6@100.52"]);
+  const stopped = advance(rest.state, marketOf({ AAPL: quote("99", "99.02") }), NO_COMMISSION, NOW + 3);
+  assert.deepEqual(fillsOf(stopped), ["3:6@99"], "the stop closes the 6 the target did not");
+  assert.deepEqual(statuses(stopped.state, 2, 3), ["Canceled", "Canceled"]);
+  assert.deepEqual([filled(stopped.state, 2), filled(stopped.state, 3)], ["4", "6"]);
+  assert.equal(positionOf(stopped.state, AAPL), "flat");
+});
+
+test("exits of an entry that ended without a fill never work; those of one that filled in part end when it is all closed", () => {
+  const canceled = withBook(stateOf(bracket()), cancel(stateOf(bracket()).book, 1), []);
+  assert.deepEqual(statuses(canceled, 1, 2, 3), ["Canceled", "Canceled", "Canceled"]);
+  const partly = advance(
+    stateOf(bracket()),
+    marketOf({ AAPL: quote("100.5", "100.52", null, "4") }),
+    NO_COMMISSION,
+    NOW,
+  );
+  const expired = withBook(partly.state, expire(partly.state.book, [1], NOW + 1), []);
+  const target = advance(expired, marketOf({ AAPL: quote("110", "110.02") }), NO_COMMISSION, NOW + 2);
+  assert.deepEqual(fillsOf(target), ["2:4@110"]);
+  assert.deepEqual(statuses(target.state, 1, 2, 3), ["Expired", "Canceled", "Canceled"]);
+  assert.equal(filled(target.state, 2), "4");
 });
 
 test("an exit filled in part leaves its sibling working, capped at what is still held", () => {
@@ -597,5 +667,115 @@ test("random orders against random quotes: fills stay within the orders, positio
       },
     ),
     { numRuns: 200 },
+  );
+});
+
+test("random partial fills, cancels and expiries of a bracket: what the entry filled is always protected, never closed twice", () => {
+  const operation = fc.oneof(
+    fc.record({
+      op: fc.constant("quote" as const),
+      bid: fc.integer({ min: 8_500, max: 11_500 }),
+      bidSize: fc.option(fc.integer({ min: 0, max: 6 })),
+      askSize: fc.option(fc.integer({ min: 0, max: 6 })),
+    }),
+    fc.record({ op: fc.constant("cancelEntry" as const) }),
+    fc.record({ op: fc.constant("expireEntry" as const) }),
+    fc.record({ op: fc.constant("cancelExit" as const), id: fc.constantFrom(2, 3) }),
+  );
+  fc.assert(
+    fc.property(
+      fc.constantFrom("buy" as const, "sell" as const),
+      fc.constantFrom("market" as const, "limit" as const),
+      fc.boolean(),
+      fc.constantFrom(0, 20),
+      fc.array(operation, { maxLength: 20 }),
+      (side, type, oca, alreadyHeld, ops) => {
+        const buying = side === "buy";
+        const exitSide = buying ? ("sell" as const) : ("buy" as const);
+        const direction = buying ? 1 : -1;
+        const exit = { quantity: d("10"), side: exitSide, openClose: "close" as const };
+        let state = stateOf(
+          [
+            { id: 1, terms: { side, type, limit: type === "limit" ? d("100") : null, quantity: d("10") } },
+            {
+              id: 2,
+              parentId: 1,
+              ...(oca ? { ocaGroup: 7 } : {}),
+              terms: { ...exit, type: "limit", limit: d(buying ? "110" : "90"), signalType: SIGNAL_TYPES.profitTarget },
+            },
+            {
+              id: 3,
+              parentId: 1,
+              ...(oca ? { ocaGroup: 7 } : {}),
+              terms: { ...exit, type: "stop", stop: d(buying ? "95" : "105"), signalType: SIGNAL_TYPES.stopLoss },
+            },
+          ],
+          alreadyHeld === 0
+            ? {}
+            : { positions: [[AAPL, String(direction * alreadyHeld), String(direction * alreadyHeld * 100)]] },
+        );
+        // A crash through the stop loss that the entry cannot fill on (no size on its side).
+        const crash = buying ? quote("1", "1.02", null, "0") : quote("1000", "1000.02", "0", null);
+        let exitCanceledByHand = false;
+        for (const [step, o] of ops.entries()) {
+          const nowMs = NOW + step;
+          let market = marketOf({});
+          if (o.op === "quote") {
+            const bid = d((o.bid / 100).toFixed(2));
+            const size = (n: number | null) => (n === null ? null : String(n));
+            market = marketOf({ AAPL: quote(fmt(bid), fmt(add(bid, d("0.02"))), size(o.bidSize), size(o.askSize)) });
+          } else if (o.op === "cancelEntry" || o.op === "cancelExit") {
+            const canceled = cancel(state.book, o.op === "cancelEntry" ? 1 : o.id);
+            if (canceled.ok) state = withBook(state, canceled, []);
+            if (canceled.ok && o.op === "cancelExit") exitCanceledByHand = true;
+          } else {
+            state = withBook(state, expire(state.book, [1], nowMs), []);
+          }
+          state = advance(state, market, NO_COMMISSION, nowMs).state;
+
+          const quantityOf = (id: number) => state.book.get(id)?.state.filledQuantity ?? ZERO;
+          const entered = quantityOf(1);
+          const closed = add(quantityOf(2), quantityOf(3));
+          const open = sub(entered, closed);
+          assert.ok(compare(closed, entered) <= 0, "the exits never close more than the entry filled");
+          const held = state.positions.get("AAPL")?.position.quantity ?? ZERO;
+          assert.equal(
+            held,
+            fromInteger(direction * alreadyHeld + direction * Number(fmt(open))),
+            "the position is what was held plus what the entry filled less what its exits closed: never reversed",
+          );
+          if (sign(entered) === 0) {
+            for (const id of [2, 3]) {
+              assert.ok(
+                ["PendingNew", "Canceled"].includes(status(state, id) ?? ""),
+                "no exit works before the entry fills",
+              );
+            }
+          }
+          if (sign(open) > 0 && !exitCanceledByHand) {
+            assert.ok(
+              ["Working", "PartiallyFilled"].includes(status(state, 3) ?? ""),
+              `the stop loss works while ${fmt(open)} filled is open`,
+            );
+            const probe = advance(state, marketOf({ AAPL: crash }), NO_COMMISSION, nowMs);
+            assert.deepEqual(
+              fillsOf(probe).map((f) => f.split("@")[0]),
+              [`3:${fmt(open)}`],
+              "the stop closes it all",
+            );
+          }
+          const entryEnded = !["Working", "PartiallyFilled"].includes(status(state, 1) ?? "");
+          if (entryEnded && sign(open) === 0) {
+            for (const id of [2, 3]) {
+              assert.ok(
+                !["PendingNew", "Working", "PartiallyFilled"].includes(status(state, id) ?? ""),
+                "with nothing left to protect, the exits end",
+              );
+            }
+          }
+        }
+      },
+    ),
+    { numRuns: 300 },
   );
 });

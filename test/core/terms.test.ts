@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { decimal, formatDecimal } from "../../src/core/decimal.js";
 import {
+  checkExitSides,
   checkOrder,
+  entryPriceOf,
   exitTermsOf,
   hasExpired,
   type OrderRequest,
@@ -181,9 +183,10 @@ test("a buy's profit target is above and its stop loss below the entry price", (
   assert.deepEqual(buy("110", "90", "stop"), [], "a stop entry's price is its stop");
   assert.deepEqual(buy("95"), ["InvalidValue Order.ProfitTarget"]);
   assert.deepEqual(buy("100"), ["InvalidValue Order.ProfitTarget"], "at the entry is not above it");
-  assert.deepEqual(buy(undefined, "105"), ["InvalidValue Order.ProfitTarget"]);
-  assert.deepEqual(buy(undefined, "100"), ["InvalidValue Order.ProfitTarget"]);
+  assert.deepEqual(buy(undefined, "105"), ["InvalidValue Order.StopLoss"]);
+  assert.deepEqual(buy(undefined, "100"), ["InvalidValue Order.StopLoss"], "at the entry is not below it");
   assert.deepEqual(buy("95", undefined, "stop"), ["InvalidValue Order.ProfitTarget"]);
+  assert.deepEqual(buy("95", "105"), ["InvalidValue Order.ProfitTarget", "InvalidValue Order.StopLoss"], "each named");
 });
 
 test("a sell's profit target is below and its stop loss above the entry price", () => {
@@ -200,11 +203,60 @@ test("a sell's profit target is below and its stop loss above the entry price", 
   assert.deepEqual(sell("90", "110"), []);
   assert.deepEqual(sell("105"), ["InvalidValue Order.ProfitTarget"]);
   assert.deepEqual(sell("100"), ["InvalidValue Order.ProfitTarget"]);
-  assert.deepEqual(sell(undefined, "95"), ["InvalidValue Order.ProfitTarget"]);
-  assert.deepEqual(sell(undefined, "100"), ["InvalidValue Order.ProfitTarget"]);
+  assert.deepEqual(sell(undefined, "95"), ["InvalidValue Order.StopLoss"]);
+  assert.deepEqual(sell(undefined, "100"), ["InvalidValue Order.StopLoss"]);
+  const failed = check({ side: "sell", type: "limit", limit: "100", stopLoss: "95" });
+  assert.ok(!failed.ok);
+  assert.equal(failed.errors[0]?.message, "The stop loss of a sell entry must be above its limit 100");
 });
 
-test("without an entry price (market orders) the profit target and stop loss are ordered among themselves", () => {
+test("a market entry's exits are checked against the quote it would fill at now: the ask for a buy, the bid for a sell", () => {
+  const quote = { bid: d("59.98"), ask: d("60.02"), bidSize: null, askSize: null };
+  const market = (side: "buy" | "sell", exits: { profitTarget?: string; stopLoss?: string }) =>
+    check({ side, quote, ...exits });
+  assert.deepEqual(errors(market("buy", { profitTarget: "55" })), ["InvalidValue Order.ProfitTarget"]);
+  const losing = market("buy", { profitTarget: "55" });
+  assert.ok(!losing.ok);
+  assert.equal(
+    losing.errors[0]?.message,
+    "The profit target of a buy entry must be above the ask 60.02 it would fill at now",
+  );
+  assert.deepEqual(errors(market("buy", { profitTarget: "60.02" })), ["InvalidValue Order.ProfitTarget"]);
+  assert.deepEqual(errors(market("buy", { profitTarget: "60.03", stopLoss: "59.98" })), [], "the bid is no matter");
+  assert.deepEqual(errors(market("buy", { stopLoss: "60.02" })), ["InvalidValue Order.StopLoss"]);
+  assert.deepEqual(errors(market("sell", { profitTarget: "59.98" })), ["InvalidValue Order.ProfitTarget"]);
+  assert.deepEqual(errors(market("sell", { stopLoss: "60" })), [], "a sell fills at the bid, below 60");
+  assert.deepEqual(errors(market("sell", { stopLoss: "59.98" })), ["InvalidValue Order.StopLoss"]);
+  assert.deepEqual(
+    errors(check({ side: "buy", type: "limit", limit: "50", quote, profitTarget: "55" })),
+    [],
+    "a limit entry is checked at its limit, not the quote",
+  );
+});
+
+test("entryPriceOf: the limit, the stop, or the side of the quote a market order takes; none without a quote", () => {
+  const quote = { bid: d("99.98"), ask: d("100.02"), bidSize: null, askSize: null };
+  const order = { type: "market" as const, side: "buy" as const, limit: null, stop: null };
+  assert.deepEqual(entryPriceOf(order, quote), { price: d("100.02"), what: "the ask 100.02 it would fill at now" });
+  assert.equal(entryPriceOf({ ...order, side: "sell" }, quote)?.price, d("99.98"));
+  assert.equal(entryPriceOf(order, null), null);
+  assert.deepEqual(entryPriceOf({ ...order, type: "limit", limit: d("99") }, quote), {
+    price: d("99"),
+    what: "its limit 99",
+  });
+  assert.equal(entryPriceOf({ ...order, type: "stop", stop: d("101") }, null)?.price, d("101"));
+  const names = (errors: { field?: string | undefined }[]) => errors.map((e) => e.field);
+  const entry = { price: d("100"), what: "its limit 100" };
+  assert.deepEqual(names(checkExitSides("buy", entry, d("100.01"), d("99.99"))), []);
+  assert.deepEqual(names(checkExitSides("buy", entry, d("99"), d("101"), "Signal")), [
+    "Signal.ProfitTarget",
+    "Signal.StopLoss",
+  ]);
+  assert.deepEqual(names(checkExitSides("sell", entry, d("99.99"), d("100.01"))), []);
+  assert.deepEqual(names(checkExitSides("sell", null, d("101"), d("100"))), ["Order.ProfitTarget"]);
+});
+
+test("without an entry price (a market order with no quote) the profit target and stop loss are ordered among themselves", () => {
   assert.deepEqual(errors(check({ side: "buy", profitTarget: "110", stopLoss: "90" })), []);
   assert.deepEqual(errors(check({ side: "buy", profitTarget: "90", stopLoss: "110" })), [
     "InvalidValue Order.ProfitTarget",
@@ -217,7 +269,7 @@ test("without an entry price (market orders) the profit target and stop loss are
     "InvalidValue Order.ProfitTarget",
   ]);
   const failed = check({ side: "sell", profitTarget: "110", stopLoss: "90" });
-  assert.ok(!failed.ok && /below the stop loss/.test(failed.errors[0]?.message ?? ""));
+  assert.ok(!failed.ok && /below its stop loss/.test(failed.errors[0]?.message ?? ""));
 });
 
 test("options trade through their expiry date in New York, futures through their contract month", () => {

@@ -194,7 +194,11 @@ for (const backend of BACKENDS) {
         systemid,
         signal: { action: "BTO", quant: 0, symbol: "PEP", typeofsymbol: "stock" },
       });
-      assert.deepEqual([zero.ok, zero.error.title], [0, "Invalid value"], "a value the order rules refuse");
+      assert.deepEqual(
+        [zero.ok, zero.error.title],
+        [0, "Invalid signal"],
+        "a value the order rules refuse is an invalid signal",
+      );
 
       await setClock(service, "2026-03-10T21:00:00Z");
       const ended = async (filter: string) =>

@@ -1,4 +1,4 @@
-import type { Decimal } from "../decimal.js";
+import { type Decimal, isZero } from "../decimal.js";
 import { type Applied, applyEvent, newOrder, type OrderEvent, type OrderState } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
 
@@ -6,16 +6,21 @@ import { TERMINAL, WORKING } from "./status.js";
  * A strategy's orders and the contingencies between them, applied in one
  * place after every fill, cancel, expiry and replace:
  *
- * - A child (a profit target or stop loss of an entry, or an order
- *   conditional on another signal) is held until its parent fills, and never
- *   works if the parent ends any other way.
+ * - An order conditional on another signal is held until its parent fills
+ *   completely, and never works if the parent ends any other way.
+ * - An exit (the profit target or stop loss of an entry) is held until its
+ *   entry first fills, so the part filled is protected at once. It is
+ *   canceled with an entry that ends without any fill; once working it
+ *   outlives the entry's unfilled rest (canceled, expired or replaced). How
+ *   much it may close, what the entry filled less what its exits closed, is
+ *   the fill step's to enforce, as is never closing more than is held.
  * - Members of an OCA (one-cancels-all) group: when one fills completely, is
  *   canceled or expires, the others are canceled. A partial fill leaves them
- *   working; closing orders never close more than the position holds, which
- *   the fill step enforces.
+ *   working.
  * - A parked order is held until its release time.
- * - A replaced order hands its place to the new one: children follow it, and
- *   its OCA group either passes to the new order or its siblings are canceled.
+ * - A replaced order hands its place to the new one: its held children follow
+ *   it (working exits stay with the filled part they protect), and its OCA
+ *   group either passes to the new order or its siblings are canceled.
  */
 export interface BookOrder {
   readonly id: number;
@@ -23,6 +28,8 @@ export interface BookOrder {
   readonly parentId: number | null;
   readonly ocaGroup: number | null;
   readonly parkedUntilMs: number | null;
+  /** A profit target or stop loss of its parent (see above). */
+  readonly exit: boolean;
 }
 
 export type Book = ReadonlyMap<number, BookOrder>;
@@ -43,6 +50,7 @@ export interface NewBookOrder {
   readonly parentId?: number | null;
   readonly ocaGroup?: number | null;
   readonly parkedUntilMs?: number | null;
+  readonly exit?: boolean;
 }
 
 /** An event to apply; without an id it gets one from the operation it belongs to. */
@@ -84,6 +92,9 @@ class Changes {
 
 const isLive = (order: BookOrder) => !TERMINAL.has(order.state.status);
 
+/** Whether a child works for what its parent has filled: an exit of a parent with a fill. */
+const protectsFill = (child: BookOrder, parent: BookOrder) => child.exit && !isZero(parent.state.filledQuantity);
+
 /** Cancels what an order's end takes with it: its OCA siblings and its held children. */
 function cascade(changes: Changes, orderId: number, cancelSiblings: boolean): void {
   const order = changes.orders.get(orderId);
@@ -91,7 +102,7 @@ function cascade(changes: Changes, orderId: number, cancelSiblings: boolean): vo
   for (const other of [...changes.orders.values()]) {
     if (other.id === orderId || !isLive(other)) continue;
     const sibling = cancelSiblings && order.ocaGroup !== null && other.ocaGroup === order.ocaGroup;
-    const orphan = other.parentId === orderId && order.state.status !== "Filled";
+    const orphan = other.parentId === orderId && order.state.status !== "Filled" && !protectsFill(other, order);
     if (sibling || orphan) {
       changes.apply(other.id, { kind: "canceled" });
       cascade(changes, other.id, true);
@@ -103,10 +114,11 @@ function cascade(changes: Changes, orderId: number, cancelSiblings: boolean): vo
 function mayWork(book: ReadonlyMap<number, BookOrder>, order: BookOrder, nowMs: number): boolean {
   if (order.parkedUntilMs !== null && order.parkedUntilMs > nowMs) return false;
   if (order.parentId === null) return true;
-  return book.get(order.parentId)?.state.status === "Filled";
+  const parent = book.get(order.parentId);
+  return parent !== undefined && (parent.state.status === "Filled" || protectsFill(order, parent));
 }
 
-/** Releases held orders whose parent has filled and whose parking time has passed. */
+/** Releases held orders whose parent has filled (an exit's: in part) and whose parking time has passed. */
 function releaseReady(changes: Changes, nowMs: number): void {
   for (const order of [...changes.orders.values()]) {
     if (order.state.status === "PendingNew" && mayWork(changes.orders, order, nowMs)) {
@@ -132,6 +144,7 @@ export function submit(book: Book, input: NewBookOrder, nowMs: number): BookResu
     parentId,
     ocaGroup: input.ocaGroup ?? null,
     parkedUntilMs: input.parkedUntilMs ?? null,
+    exit: input.exit ?? false,
   };
   changes.put(order);
   changes.apply(order.id, mayWork(changes.orders, order, nowMs) ? { kind: "accepted" } : { kind: "held" });
@@ -152,10 +165,8 @@ export function fill(
   const changes = new Changes(book, eventId);
   const applied = changes.apply(orderId, { id: eventId, kind: "fill", quantity, price });
   if (!applied.ok) return applied;
-  if (applied.state.status === "Filled") {
-    cascade(changes, orderId, true);
-    releaseReady(changes, nowMs);
-  }
+  if (applied.state.status === "Filled") cascade(changes, orderId, true);
+  releaseReady(changes, nowMs);
   return changes.done();
 }
 
@@ -191,7 +202,9 @@ export function release(book: Book, nowMs: number): BookResult {
 /**
  * Replaces a live order with a new one. With `keepOcaGroup` the new order
  * takes the old one's place in its OCA group; otherwise the old one's
- * siblings are canceled. Children of the old order follow the new one.
+ * siblings are canceled. Held children of the old order follow the new one;
+ * exits working for what the old order filled stay with it. The new order is
+ * an exit when it replaces one.
  */
 export function replace(
   book: Book,
@@ -208,7 +221,9 @@ export function replace(
   if (!replaced.ok) return replaced;
   if (!keepOcaGroup) cascadeSiblingsOnly(changes, oldId);
   for (const child of [...changes.orders.values()]) {
-    if (child.parentId === oldId && isLive(child)) changes.put({ ...child, parentId: input.id });
+    if (child.parentId === oldId && isLive(child) && !protectsFill(child, old)) {
+      changes.put({ ...child, parentId: input.id });
+    }
   }
   const next: BookOrder = {
     id: input.id,
@@ -216,6 +231,7 @@ export function replace(
     parentId: input.parentId ?? old.parentId,
     ocaGroup: keepOcaGroup ? old.ocaGroup : null,
     parkedUntilMs: input.parkedUntilMs ?? null,
+    exit: input.exit ?? old.exit,
   };
   changes.put(next);
   changes.apply(next.id, mayWork(changes.orders, next, nowMs) ? { kind: "accepted" } : { kind: "held" });

@@ -6,17 +6,17 @@ import {
   commissionsByPlan,
   type PlanCommissions,
 } from "../commissions.js";
-import { abs, add, compare, type Decimal, isZero, min, mul, round, sub, ZERO } from "../decimal.js";
+import { abs, add, compare, type Decimal, isZero, max, min, mul, round, sub, ZERO } from "../decimal.js";
 import { fillAgainst, type Quote, type Side } from "../fills.js";
 import type { MarketView } from "../market/view.js";
 import { applyFill, FLAT, type Position } from "../positions.js";
 import { dayOrderExpiry, scheduleOf } from "../sessions.js";
 import type { Instrument } from "../symbols/instrument.js";
 import { addToTrade, adversePrice, observe, openTrade, reduceTrade, splitFee, type TradeRecord } from "../trades.js";
-import { type Book, type BookEvent, type BookResult, cancel, expire, fill, release } from "./book.js";
+import { type Book, type BookEvent, type BookOrder, type BookResult, cancel, expire, fill, release } from "./book.js";
 import { leavesQuantity } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
-import { closingSide, type OrderTerms, SIGNAL_TYPES } from "./terms.js";
+import { closingSide, isExitSignal, type OrderTerms } from "./terms.js";
 
 /**
  * A strategy's trading state and the one step that moves it forward in time:
@@ -111,7 +111,7 @@ const withNote = (state: TradingState, id: number, note: string): TradingState =
  * Sets the expiry of DAY orders that lack one: an order working or waiting
  * for a parent's fill expires at the close of the session it was placed or
  * released in, a parked one at the close of the session its parking ends in.
- * Exits of an entry (held until the entry fills) get theirs when they start.
+ * Exits of an entry (held until the entry's first fill) get theirs when they start.
  */
 export function stampExpiries(state: TradingState, nowMs: number): TradingState {
   let expiries: Map<number, number> | null = null;
@@ -119,7 +119,7 @@ export function stampExpiries(state: TradingState, nowMs: number): TradingState 
     const terms = state.terms.get(order.id);
     if (terms?.tif !== "day" || state.expiresAtMs.has(order.id) || TERMINAL.has(order.state.status)) continue;
     const schedule = scheduleOf(terms.instrument);
-    const isExit = terms.signalType === SIGNAL_TYPES.profitTarget || terms.signalType === SIGNAL_TYPES.stopLoss;
+    const isExit = isExitSignal(terms.signalType);
     let from: number | null = nowMs;
     if (order.state.status === "PendingNew") {
       if (order.parkedUntilMs !== null && order.parkedUntilMs > nowMs) from = order.parkedUntilMs;
@@ -140,6 +140,31 @@ export type TradeKeys = (state: TradingState) => number;
 /** A stand-in key for a trade not stored yet: below every key in use. */
 export const standInTradeKey: TradeKeys = (state) => Math.min(0, ...state.trades.keys()) - 1;
 
+/** The exits of each entry in the book, by the entry's id. */
+function exitsByEntry(book: Book): Map<number, number[]> {
+  const exits = new Map<number, number[]>();
+  for (const order of book.values()) {
+    if (!order.exit || order.parentId === null) continue;
+    const ids = exits.get(order.parentId) ?? [];
+    ids.push(order.id);
+    exits.set(order.parentId, ids);
+  }
+  return exits;
+}
+
+/**
+ * What an exit may still close: what its entry filled less what the entry's
+ * exits (this one and its sibling) closed, so the two never close the same
+ * quantity twice; null for an order that is no exit of an entry in the book.
+ */
+function exitCover(book: Book, exit: BookOrder, exitsOf: ReadonlyMap<number, readonly number[]>): Decimal | null {
+  const entry = exit.exit && exit.parentId !== null ? book.get(exit.parentId) : undefined;
+  if (!entry) return null;
+  let closed = ZERO;
+  for (const id of exitsOf.get(entry.id) ?? []) closed = add(closed, book.get(id)?.state.filledQuantity ?? ZERO);
+  return max(sub(entry.state.filledQuantity, closed), ZERO);
+}
+
 /** Advances the strategy to `nowMs` against the market as it is now. */
 export function advance(
   state: TradingState,
@@ -156,6 +181,8 @@ export function advance(
   let current = state;
   const due = [...current.expiresAtMs].filter(([id, at]) => at <= nowMs && isLive(current, id)).map(([id]) => id);
   if (due.length > 0) current = withBook(current, expire(current.book, due, nowMs), events);
+  // Orders only end or start in this step: which exits belong to which entry stays as it is.
+  const exitsOf = exitsByEntry(current.book);
   let moved = true;
   // Each pass may release children that fill on the same quote; an order fills at most once a pass.
   for (let pass = 0; moved && pass < 50; pass++) {
@@ -170,7 +197,10 @@ export function advance(
       const held = current.positions.get(instrument.fullSymbol)?.position.quantity ?? ZERO;
       let leaves = leavesQuantity(live.state);
       if (terms.openClose === "close") {
-        if (closingSide(held) !== terms.side) {
+        const cover = exitCover(current.book, live, exitsOf);
+        if (closingSide(held) !== terms.side || (cover !== null && isZero(cover))) {
+          // An exit whose entry may still fill waits for that fill: it must be there to protect it.
+          if (live.parentId !== null && cover !== null && isLive(current, live.parentId)) continue;
           const canceled = cancel(current.book, order.id);
           current = withBook(current, canceled, events);
           // The note goes to every order the cancel ended: the exit and its OCA siblings.
@@ -179,6 +209,7 @@ export function advance(
           continue;
         }
         leaves = min(leaves, abs(held));
+        if (cover !== null) leaves = min(leaves, cover);
       }
       const quote = market.quote(instrument);
       if (!quote || !market.isOpen(instrument)) continue;

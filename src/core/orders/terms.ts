@@ -1,7 +1,7 @@
 import { localDate } from "../calendar.js";
 import { abs, compare, type Decimal, decimal, formatDecimal, isMultipleOf, ONE, sign, ZERO } from "../decimal.js";
 import type { ErrorEntry } from "../errors.js";
-import type { OrderType, Side } from "../fills.js";
+import type { OrderType, Quote, Side } from "../fills.js";
 import type { Instrument } from "../symbols/instrument.js";
 
 /**
@@ -19,6 +19,10 @@ export type TimeInForce = "day" | "gtc";
  */
 export const SIGNAL_TYPES = { owner: 1, profitTarget: 4, stopLoss: 5, desiredPositions: 6 } as const;
 export type SignalType = (typeof SIGNAL_TYPES)[keyof typeof SIGNAL_TYPES];
+
+/** Whether an order of this SignalType is an exit (the profit target or stop loss) of an entry. */
+export const isExitSignal = (signalType: number): boolean =>
+  signalType === SIGNAL_TYPES.profitTarget || signalType === SIGNAL_TYPES.stopLoss;
 
 export interface OrderTerms {
   readonly instrument: Instrument;
@@ -48,6 +52,8 @@ export interface OrderRequest {
   readonly stopLoss?: Decimal | undefined;
   /** The order waits for another to fill: position checks wait for the fill too. */
   readonly conditional: boolean;
+  /** The market's quote now, if one is known: a market entry's exits are checked against it. */
+  readonly quote?: Quote | null | undefined;
 }
 
 export type TermsCheck =
@@ -86,7 +92,7 @@ export const closingSide = (held: Decimal): Side | null => (sign(held) > 0 ? "se
  *   orders conditional on another wait for that fill, so these position checks
  *   are left to the fill, which never closes more than is held;
  * - ProfitTarget and StopLoss only on opening orders, on the profitable and the
- *   losing side of the entry's price.
+ *   losing side of the entry's price (checkExitSides).
  */
 export function checkOrder(request: OrderRequest, held: Decimal, nowMs: number, field = "Order"): TermsCheck {
   const errors: ErrorEntry[] = [];
@@ -157,22 +163,9 @@ export function checkOrder(request: OrderRequest, held: Decimal, nowMs: number, 
       profitTarget !== null ? "ProfitTarget" : "StopLoss",
       "Only opening orders take a profit target or stop loss",
     );
-  }
-  const entry = limit ?? stop;
-  const buying = request.side === "buy";
-  const above = (a: Decimal | null, b: Decimal | null) => a !== null && b !== null && compare(a, b) <= 0;
-  if (
-    buying ? above(profitTarget, entry) || above(entry, stopLoss) : above(entry, profitTarget) || above(stopLoss, entry)
-  ) {
-    invalid(
-      "ProfitTarget",
-      `For a ${buying ? "buy" : "sell"} entry the profit target is ${buying ? "above" : "below"} and the stop loss ${buying ? "below" : "above"} the entry price`,
-    );
-  } else if (buying ? above(profitTarget, stopLoss) : above(stopLoss, profitTarget)) {
-    invalid(
-      "ProfitTarget",
-      `For a ${buying ? "buy" : "sell"} entry the profit target is ${buying ? "above" : "below"} the stop loss`,
-    );
+  } else {
+    const entry = entryPriceOf({ type: request.type, side: request.side, limit, stop }, request.quote ?? null);
+    errors.push(...checkExitSides(request.side, entry, profitTarget, stopLoss, field));
   }
   if (errors.length > 0) return { ok: false, errors };
   return {
@@ -191,6 +184,74 @@ export function checkOrder(request: OrderRequest, held: Decimal, nowMs: number, 
       signalType: SIGNAL_TYPES.owner,
     },
   };
+}
+
+/** The price an entry is expected to fill at, and what it is, for messages. */
+export interface EntryPrice {
+  readonly price: Decimal;
+  readonly what: string;
+}
+
+/**
+ * The price an entry will fill at, which its exits are checked against: the
+ * limit of a limit order, the stop of a stop order (a limit fills at it or
+ * better, a stop at it or worse: either way it is where the entry trades),
+ * and for a market order the side of the quote it takes now (the ask for a
+ * buy, the bid for a sell); null when a market order has no quote.
+ */
+export function entryPriceOf(
+  order: {
+    readonly type: OrderType;
+    readonly side: Side;
+    readonly limit: Decimal | null;
+    readonly stop: Decimal | null;
+  },
+  quote: Quote | null,
+): EntryPrice | null {
+  switch (order.type) {
+    case "limit":
+      return order.limit === null ? null : { price: order.limit, what: `its limit ${formatDecimal(order.limit)}` };
+    case "stop":
+      return order.stop === null ? null : { price: order.stop, what: `its stop ${formatDecimal(order.stop)}` };
+    case "market": {
+      if (!quote) return null;
+      const [price, what] = order.side === "buy" ? [quote.ask, "ask"] : [quote.bid, "bid"];
+      return { price, what: `the ${what} ${formatDecimal(price)} it would fill at now` };
+    }
+  }
+}
+
+/**
+ * An entry's exits on their sides: the profit target strictly beyond the
+ * entry's price on the profitable side, the stop loss strictly beyond it on
+ * the losing side (an exit at or through the entry's price would fill as soon
+ * as the entry does), and the target beyond the stop when the entry's price
+ * is not known. Each error names the exit at fault.
+ */
+export function checkExitSides(
+  side: Side,
+  entry: EntryPrice | null,
+  profitTarget: Decimal | null,
+  stopLoss: Decimal | null,
+  field = "Order",
+): ErrorEntry[] {
+  const buying = side === "buy";
+  /** Whether `a` is beyond `b` in the direction of profit. */
+  const beyond = (a: Decimal, b: Decimal) => (buying ? compare(a, b) > 0 : compare(a, b) < 0);
+  const [up, down] = buying ? ["above", "below"] : ["below", "above"];
+  const errors: ErrorEntry[] = [];
+  const invalid = (name: "ProfitTarget" | "StopLoss", message: string) =>
+    errors.push({ name: "InvalidValue", field: `${field}.${name}`, message });
+  if (entry !== null && profitTarget !== null && !beyond(profitTarget, entry.price)) {
+    invalid("ProfitTarget", `The profit target of a ${side} entry must be ${up} ${entry.what}`);
+  }
+  if (entry !== null && stopLoss !== null && !beyond(entry.price, stopLoss)) {
+    invalid("StopLoss", `The stop loss of a ${side} entry must be ${down} ${entry.what}`);
+  }
+  if (errors.length === 0 && profitTarget !== null && stopLoss !== null && !beyond(profitTarget, stopLoss)) {
+    invalid("ProfitTarget", `The profit target of a ${side} entry must be ${up} its stop loss`);
+  }
+  return errors;
 }
 
 /** The closing children of an entry: a profit-target limit and a stop-loss stop, for the entry's quantity. */

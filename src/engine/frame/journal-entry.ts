@@ -323,8 +323,8 @@ function storedFillOf(fill: FillRecord, accountId: number, strategyId: number): 
 
 /**
  * The state kept between operations: ended orders leave the book unless a
- * live order waits on them, closed trades leave, and notes (written into the
- * rows) are cleared.
+ * live order waits on them (or they are an exit of such an entry), closed
+ * trades leave, and notes (written into the rows) are cleared.
  */
 function pruned(state: TradingState, rows: Map<number, StoredOrder>): TradingState {
   const parents = new Set<number>();
@@ -332,6 +332,10 @@ function pruned(state: TradingState, rows: Map<number, StoredOrder>): TradingSta
   for (const order of state.book.values()) {
     if (TERMINAL.has(order.state.status)) ended = true;
     else if (order.parentId !== null) parents.add(order.parentId);
+  }
+  // An ended exit stays beside a kept entry: what it closed counts against what its sibling may close.
+  for (const order of state.book.values()) {
+    if (order.exit && order.parentId !== null && parents.has(order.parentId)) parents.add(order.id);
   }
   let closedTrade = false;
   for (const trade of state.trades.values()) if (trade.closedAtMs !== null) closedTrade = true;

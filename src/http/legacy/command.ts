@@ -1,3 +1,4 @@
+import type { ErrorName } from "../../core/errors.js";
 import type { PlatformId } from "../../core/ids.js";
 import type { Principal } from "../../services/keys.js";
 import type { TradingContext } from "../../services/trading.js";
@@ -35,6 +36,8 @@ export class LegacyFailure extends Error {
 export interface LegacyCommand {
   readonly name: string;
   readonly contexts: readonly LegacyContext[];
+  /** Titles of this command's own for some refusals (submitSignal's refused values are "Invalid signal"). */
+  readonly refusals?: Readonly<Partial<Record<ErrorName, LegacyFailureName>>>;
   /** Answers the fields of a successful response besides ok. */
   readonly handler: (
     ctx: LegacyRequestContext,

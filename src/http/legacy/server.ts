@@ -34,6 +34,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
   const commands = new Map(deps.commands.map((c) => [c.name.toLowerCase(), c]));
 
   const answer = async (request: FastifyRequest, reply: FastifyReply, context: LegacyContext) => {
+    let command: LegacyCommand | undefined;
     const params = request.params as { command: string; platformId?: string };
     try {
       const fields = readFields(request, request.method === "GET" ? await readGetBody(request) : request.body);
@@ -54,7 +55,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
         }
         platformId = asPlatformId(Number(params.platformId));
       }
-      const command = commands.get(params.command.toLowerCase());
+      command = commands.get(params.command.toLowerCase());
       if (!command) throw new LegacyFailure("UnknownOperation", `There is no command ${params.command}`);
       if (!command.contexts.includes(context)) {
         throw new LegacyFailure("NotAvailable", `${command.name} is not available in ${context} context`);
@@ -65,7 +66,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       );
       return send(reply, { ok: 1, ...result });
     } catch (error) {
-      const failure = error instanceof Refusal ? refused(error) : error;
+      const failure = error instanceof Refusal ? refused(error, command) : error;
       if (failure instanceof LegacyFailure) {
         return send(reply, { ok: 0, ...failure.extra, error: { title: failure.title, message: failure.message } });
       }
@@ -115,9 +116,10 @@ function readFields(request: FastifyRequest, rawBody: unknown): Record<string, u
   return { ...(request.query as Record<string, unknown>), ...(body as Record<string, unknown> | undefined) };
 }
 
-/** A service's refusal as a legacy failure: the title of its first entry, and the refusal's message. */
-function refused(refusal: Refusal): LegacyFailure {
-  return new LegacyFailure(refusal.entries[0]?.name ?? "WrongState", refusal.message);
+/** A service's refusal as a legacy failure: the title of its first entry (the command's own, if it has one), and the refusal's message. */
+function refused(refusal: Refusal, command: LegacyCommand | undefined): LegacyFailure {
+  const name = refusal.entries[0]?.name ?? "WrongState";
+  return new LegacyFailure(command?.refusals?.[name] ?? name, refusal.message);
 }
 
 function send(reply: FastifyReply, body: Record<string, unknown>): FastifyReply {

@@ -249,9 +249,13 @@ function filterTime(value: unknown, field: string): number | undefined {
   return parsed.getTime();
 }
 
+/** A signal whose values the trading rules refuse is an invalid signal, as clients of the original service know it. */
+const SIGNAL_REFUSALS = { InvalidValue: "InvalidSignal", MissingValue: "InvalidSignal" } as const;
+
 export const signalCommands: readonly LegacyCommand[] = [
   {
     name: "submitSignal",
+    refusals: SIGNAL_REFUSALS,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const from = started();
