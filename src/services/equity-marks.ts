@@ -1,5 +1,6 @@
 import { exposureOf, markPositions, summarize } from "../core/account.js";
 import { add, decimal, div, formatDecimal, fromInteger, ZERO } from "../core/decimal.js";
+import { checkMark } from "../core/marks.js";
 import type { Position } from "../core/positions.js";
 import { currentOrNextSession, US_EQUITIES } from "../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
@@ -65,6 +66,8 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
       ]);
     }
     const rows = closes.flatMap((close) => marksAt(runtime, close, strategies, held));
+    // Checked here, once: readers trust the stored marks (src/core/marks.ts).
+    for (const row of rows) checkMark(row);
     for (let i = 0; i < rows.length; i += 500) {
       await tx
         .insertInto("equity_marks")

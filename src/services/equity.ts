@@ -1,5 +1,5 @@
 import { planCommissionsOf } from "../core/commissions.js";
-import { add, decimal, sub, ZERO } from "../core/decimal.js";
+import { add, storedDecimal, sub, ZERO } from "../core/decimal.js";
 import type { DailyMark } from "../core/statistics.js";
 import { planNamed, viewableStrategy } from "./closed-trades.js";
 import type { RequestContext } from "./runtime.js";
@@ -35,14 +35,15 @@ export async function equitySeries(
     .execute();
   const marks: DailyMark[] = [];
   const raw: DailyMark[] = [];
+  // Marks are checked when written (src/core/marks.ts): their text is read as it is.
   for (const row of rows) {
-    const withoutCommissions = add(decimal(row.equity), decimal(row.commissions_paid));
-    const base = { day: row.day, benchmark: decimal(row.benchmark), exposure: decimal(row.exposure) };
+    const withoutCommissions = add(storedDecimal(row.equity), storedDecimal(row.commissions_paid));
+    const base = { day: row.day, benchmark: storedDecimal(row.benchmark), exposure: storedDecimal(row.exposure) };
     raw.push({ ...base, equity: withoutCommissions });
     // The model account's own plan: the marks as they were, commissions as it paid them.
     const equity =
       plan === MODEL_ACCOUNT_PLAN
-        ? decimal(row.equity)
+        ? storedDecimal(row.equity)
         : sub(withoutCommissions, planCommissionsOf(row.plan_commissions)[plan.name] ?? ZERO);
     marks.push({ ...base, equity });
   }
