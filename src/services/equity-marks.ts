@@ -7,6 +7,7 @@ import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.j
 import { readSetting, writeSetting } from "../store/settings.js";
 import { instrumentOf } from "../store/trading-state.js";
 import { transaction } from "../store/transaction.js";
+import { noteMarksWritten } from "./record-version.js";
 import { marketViewAt, type TradingRuntime } from "./trading.js";
 
 /**
@@ -76,6 +77,7 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
         .execute();
     }
     await writeSetting(tx, MARKED_THROUGH, String(closes[closes.length - 1]));
+    if (rows.length > 0) await noteMarksWritten(tx);
   });
   return closes.length;
 }

@@ -1,11 +1,10 @@
 import { Type } from "@sinclair/typebox";
 import { anyCaller } from "../../../core/access.js";
-import { abs, type Decimal, decimal, toNumber, ZERO } from "../../../core/decimal.js";
-import { dailyResults, monthlyResults } from "../../../core/statistics.js";
+import { abs, type Decimal, decimal, toNumber } from "../../../core/decimal.js";
 import { exchangeSymbolOf, serviceSymbolOf } from "../../../core/symbols/instrument.js";
 import { averageClosePrice, averageOpenPrice } from "../../../core/trades.js";
 import { type ClosedTrade, closedTrades } from "../../../services/closed-trades.js";
-import { type EquitySeries, equitySeries } from "../../../services/equity.js";
+import { dailyEquity, type EquitySeries, monthlyEquity } from "../../../services/equity.js";
 import { type StrategyDetails, strategyDetails } from "../../../services/strategy-details.js";
 import { defineOperation } from "../operation.js";
 import { ClosedTradeRecord, DailyEquityRecord, MonthlyEquityRecord, StrategyDetailsRecord } from "../records.js";
@@ -88,7 +87,7 @@ function detailsOf(details: StrategyDetails) {
     IsAlive: strategy.is_alive === 1,
     IsResellable: strategy.is_private === 0,
     StartDate: new Date(strategy.created_at),
-    PrimarySecurityTypes: details.primarySecurityTypes,
+    PrimarySecurityTypes: details.record.primarySecurityTypes,
     SecurityTypesEnabled: securityTypesOf(strategy),
     MonthlyCost: toNumber(decimal(strategy.monthly_cost)),
     StrategyOwnerId: strategy.owner_person_id,
@@ -198,18 +197,16 @@ export const performanceOperations = [
     permission: anyCaller,
     paginated: false,
     handler: async (ctx, input) => {
-      const series = await equitySeries(ctx, input.StrategyId, input.CommissionPlan);
-      const start = decimal(series.strategy.starting_capital);
-      const raw = monthlyResults(series.raw, start);
+      const { strategy, months } = await monthlyEquity(ctx, input.StrategyId, input.CommissionPlan);
       return [
         {
-          ...equityHeader(series.strategy),
-          MonthlyResults: monthlyResults(series.marks, start).map((month, i) => ({
+          ...equityHeader(strategy),
+          MonthlyResults: months.map((month) => ({
             Month: month.month,
             StartEquity: amount(month.startEquity),
             EndEquity: amount(month.endEquity),
             Return: month.return,
-            ReturnWithoutCommissions: raw[i]?.return ?? null,
+            ReturnWithoutCommissions: month.returnWithoutCommissions,
             BenchmarkStart: amount(month.startBenchmark),
             BenchmarkEnd: amount(month.endBenchmark),
             BenchmarkReturn: month.benchmarkReturn,
@@ -230,19 +227,17 @@ export const performanceOperations = [
     permission: anyCaller,
     paginated: false,
     handler: async (ctx, input) => {
-      const series = await equitySeries(ctx, input.StrategyId, input.CommissionPlan);
-      const start = decimal(series.strategy.starting_capital);
-      const raw = dailyResults(series.raw, start);
+      const { strategy, days } = await dailyEquity(ctx, input.StrategyId, input.CommissionPlan);
       return [
         {
-          ...equityHeader(series.strategy),
-          MonthlyResults: dailyResults(series.marks, start).map((day, i) => ({
+          ...equityHeader(strategy),
+          MonthlyResults: days.map((day) => ({
             Date: day.day,
-            Equity: amount(series.marks[i]?.equity ?? ZERO),
-            EquityWithoutCommissions: amount(series.raw[i]?.equity ?? ZERO),
+            Equity: amount(day.equity),
+            EquityWithoutCommissions: amount(day.equityWithoutCommissions),
             Return: day.return,
-            ReturnWithoutCommissions: raw[i]?.return ?? null,
-            Benchmark: amount(series.marks[i]?.benchmark ?? ZERO),
+            ReturnWithoutCommissions: day.returnWithoutCommissions,
+            Benchmark: amount(day.benchmark),
             BenchmarkReturn: day.benchmarkReturn,
           })),
         },
