@@ -135,10 +135,11 @@ for (const backend of BACKENDS) {
       assert.deepEqual(marked, await freshRecord(strategyId));
     });
 
-    test("statistics follow the starting capital, which may change until the strategy trades", async () => {
+    test("kept results follow the starting capital (which may change until the strategy trades) and the name around them", async () => {
       await setClock(service, "2026-03-13T14:00:00Z");
       const strategyId = await newStrategy(service, key, 100_000, "Not Traded Yet");
-      await setClock(service, "2026-03-13T21:00:00Z");
+      // Nine closes: the daily entries are long enough to be kept as bytes.
+      await setClock(service, "2026-03-25T21:00:00Z");
       const kept = await readRecord(service, strategyId, key);
       assert.equal(resultOf(kept.details).Return, 0);
       const changed = await legacyCall(
@@ -153,13 +154,32 @@ for (const backend of BACKENDS) {
       assert.equal(resultOf(now.details).Return, 1);
       assert.equal(resultOf(now.daily).MonthlyResults[0].Return, 1);
       assert.deepEqual(now, await freshRecord(strategyId));
+
+      const renamed = await legacyCall(
+        service,
+        "changeSystemAttribute",
+        { systemid: strategyId, name: "Renamed" },
+        key,
+      );
+      assert.equal(renamed.ok, 1, JSON.stringify(renamed));
+      const afterRename = await readRecord(service, strategyId, key);
+      for (const name of ["details", "daily", "monthly"]) {
+        assert.equal(
+          resultOf(afterRename[name]).StrategyName,
+          "Renamed",
+          `${name}: the fields around the kept entries`,
+        );
+      }
+      assert.equal(resultOf(afterRename.daily).MonthlyResults.length, 9);
+      assert.deepEqual(resultOf(afterRename.daily).MonthlyResults, resultOf(now.daily).MonthlyResults);
+      assert.deepEqual(afterRename, await freshRecord(strategyId));
     });
 
     test("a kept record of a private strategy is still refused to those who may not read it", async () => {
-      await setClock(service, "2026-03-16T14:00:00Z");
+      await setClock(service, "2026-03-26T14:00:00Z");
       const strategyId = await newStrategy(service, key, 100_000, "Kept Private");
       await roundTrip(service, strategyId, 10);
-      await setClock(service, "2026-03-16T21:00:00Z");
+      await setClock(service, "2026-03-26T21:00:00Z");
       const owners = await readRecord(service, strategyId, key);
       assert.equal(resultOf(owners.details).IsPrivate, true);
       for (const outsider of [population.keys.personB, population.keys.wlAdminB]) {
