@@ -8,10 +8,7 @@
  * is passed through to the service. Only 127.0.0.1 is ever contacted.
  */
 import type { ChildProcess } from "node:child_process";
-import { writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import type { Result } from "autocannon";
 import autocannon from "autocannon";
 import {
@@ -27,7 +24,7 @@ import {
   printLogTail,
   progress,
   runBench,
-  startChild,
+  startBareFastify,
   startService,
   storageBackend,
   tempDir,
@@ -44,26 +41,11 @@ interface Settings {
   readonly connections: number;
 }
 
-/**
- * A bare Fastify hello-world answering the same route with the same envelope,
- * no logging, no auth: the ceiling the service is compared against. It imports
- * the repo's own fastify so both run the same version.
- */
-async function startBare(port: number, dir: string, logPath: string): Promise<ChildProcess> {
-  const fastifyUrl = pathToFileURL(createRequire(import.meta.url).resolve("fastify")).href;
-  const script = `import Fastify from ${JSON.stringify(fastifyUrl)};
-const app = Fastify({ logger: false });
-app.post(${JSON.stringify(PATH)}, async (request) => ({
+/** A bare Fastify hello-world answering the same route with the same envelope. */
+const BARE_ROUTES = `app.post(${JSON.stringify(PATH)}, async (request) => ({
   Results: [request.body?.Name === undefined ? "Hello!" : \`Hello, \${request.body.Name}!\`],
   ResponseStatus: { ErrorCode: "200", Message: "OK", Errors: [] },
-}));
-process.on("SIGTERM", () => app.close().then(() => process.exit(0)));
-await app.listen({ host: ${JSON.stringify(HOST)}, port: ${port} });
-`;
-  const scriptPath = join(dir, "bare.mjs");
-  await writeFile(scriptPath, script);
-  return startChild("bare", [scriptPath], { ...process.env }, logPath);
-}
+}));`;
 
 /** Waits until the server answers the benchmark request correctly. */
 function waitUntilGreeting(name: string, child: ChildProcess, port: number): Promise<void> {
@@ -111,7 +93,7 @@ async function main(): Promise<void> {
       ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
       ...(process.env.PGOPTIONS ? { PGOPTIONS: process.env.PGOPTIONS } : {}),
     });
-    const bare = await startBare(barePort, dir, bareLog);
+    const bare = await startBareFastify(barePort, dir, bareLog, BARE_ROUTES);
     progress(`waiting for the service (WL :${wlPort}) and the bare server (:${barePort})`);
     await Promise.all([waitUntilGreeting("service", service, wlPort), waitUntilGreeting("bare", bare, barePort)]);
 

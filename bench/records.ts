@@ -12,14 +12,19 @@
  * GEN, under autocannon:
  *   details:     GET /Strategies/GetStrategyDetails
  *   daily:       GET /Strategies/GetStrategyHistoricalDailyEquity (the model plan: the marks as stored)
- *   daily inst.: the same with CommissionPlan=Institutional (restated: reads and prices every fill)
- * Every answer must be 200.
+ *   daily inst.: the same with CommissionPlan=Institutional (restated from the marks' running totals)
+ * Every answer must be 200. Beside each, in the same run, a bare Fastify
+ * server answers the same request with the bytes the service answered it
+ * (read once before measuring: a bare GET of the details, the same bytes of
+ * the daily equity), and the ratio of the two is printed with the issue's
+ * target (details ≥ 10% of bare, daily equity ≥ 50%).
  *
  * Env: BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) per run;
  * DATABASE_URL adds PostgreSQL (schema bench_records_<pid>, dropped at the
  * end, also on failure). Only 127.0.0.1 (and the DATABASE_URL server) is contacted.
  */
 import type { ChildProcess } from "node:child_process";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import type { Result } from "autocannon";
@@ -71,6 +76,7 @@ import {
   progress,
   runBench,
   schemaOfOurOwn,
+  startBareFastify,
   startService,
   stopChild,
   storageBackend,
@@ -113,11 +119,17 @@ const OVERNIGHT = 0.45;
 const INSERT_ROWS = 1_000;
 const INSERTS_PER_TX = 5;
 
+/** Each operation measured, and the least share of the bare server's rate it should reach (issue 10). */
 const OPERATIONS = [
-  { name: "details", path: (id: number) => `/Strategies/GetStrategyDetails?StrategyId=${id}` },
-  { name: "daily", path: (id: number) => `/Strategies/GetStrategyHistoricalDailyEquity?StrategyId=${id}` },
+  { name: "details", target: 0.1, path: (id: number) => `/Strategies/GetStrategyDetails?StrategyId=${id}` },
+  {
+    name: "daily",
+    target: 0.5,
+    path: (id: number) => `/Strategies/GetStrategyHistoricalDailyEquity?StrategyId=${id}`,
+  },
   {
     name: "daily inst.",
+    target: 0.5,
     path: (id: number) => `/Strategies/GetStrategyHistoricalDailyEquity?StrategyId=${id}&CommissionPlan=Institutional`,
   },
 ] as const;
@@ -592,6 +604,10 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
 
 interface Run {
   readonly figures: Figures;
+  /** The bare server answering the same request with the same bytes, measured right after. */
+  readonly bare: Figures;
+  /** Service req/s over bare req/s. */
+  readonly ratio: number;
   /** Bytes of the body of one answer. */
   readonly bytes: number;
   /** The median time of one request with no other in flight. */
@@ -668,6 +684,52 @@ async function drain(port: number, path: string, aloneMs: number): Promise<void>
   }
 }
 
+/** The bodies the service answers the paths with, byte for byte. */
+async function answerBodies(port: number, paths: readonly string[]): Promise<Map<string, Buffer>> {
+  const bodies = new Map<string, Buffer>();
+  for (const path of paths) {
+    const response = await fetch(`http://${HOST}:${port}${path}`, {
+      headers: AUTH,
+      signal: AbortSignal.timeout(30_000),
+    });
+    const body = Buffer.from(await response.arrayBuffer());
+    if (response.status !== 200)
+      throw new Error(`GET ${path} answered ${response.status} ${body.toString().slice(0, 500)}`);
+    bodies.set(path, body);
+  }
+  return bodies;
+}
+
+/**
+ * The bare server: each path answered with the body the service gave it,
+ * read into memory at start and sent as it is (no key, no storage, no
+ * serialization).
+ */
+async function startBare(
+  port: number,
+  dir: string,
+  logPath: string,
+  bodies: ReadonlyMap<string, Buffer>,
+): Promise<ChildProcess> {
+  const files: [string, string][] = [];
+  for (const [path, body] of bodies) {
+    const file = join(dir, `bare-body-${files.length}.json`);
+    await writeFile(file, body);
+    files.push([path, file]);
+  }
+  return startBareFastify(
+    port,
+    dir,
+    logPath,
+    `const { readFileSync } = await import("node:fs");
+const bodies = new Map(${JSON.stringify(files)}.map(([path, file]) => [path, readFileSync(file)]));
+app.get("/Strategies/:operation", async (request, reply) => {
+  const body = bodies.get(request.url);
+  return body === undefined ? reply.code(404).send() : reply.type("application/json; charset=utf-8").send(body);
+});`,
+  );
+}
+
 interface DailyEquityAnswer {
   MonthlyResults: { Date: string; Equity: number; EquityWithoutCommissions: number }[];
 }
@@ -719,10 +781,12 @@ async function backendBench(
   const dir = await tempDir(`strategy-hub-bench-records-${backend}-`);
   const dataDir = join(dir, "data");
   const logPath = join(dir, "service.log");
+  const bareLogPath = join(dir, "bare.log");
   const schema = `bench_records_${process.pid}`;
   // openStorage creates the schema; registering the drop first covers a failure half-way.
   const dropSchema = backend === "postgres" ? await schemaOfOurOwn(pgUrl as string, schema, false) : null;
   let service: ChildProcess | undefined;
+  let bare: ChildProcess | undefined;
   try {
     const storage = await openStorage(
       backend === "postgres" ? { databaseUrl: pgUrl, dataDir, pgSchema: schema } : { dataDir },
@@ -738,8 +802,9 @@ async function backendBench(
     }
     progress(`${backend}: written in ${data.insertSeconds} s; starting the service`);
 
-    const ports = await freePorts(4);
+    const ports = await freePorts(5);
     const gen = ports[1] ?? 0;
+    const barePort = ports[4] ?? 0;
     service = startService(ports, dataDir, ADMIN_KEY, logPath, {
       SANDBOX: "1",
       MARKET_FEED: "manual",
@@ -756,6 +821,15 @@ async function backendBench(
     );
     await apiCall(gen, "POST", "/Sandbox/SetClock", { Now: END_ISO });
     const checked = await checkAnswers(gen, data, history);
+    const paths = OPERATIONS.map((operation) => operation.path(data.strategyId));
+    bare = await startBare(barePort, dir, bareLogPath, await answerBodies(gen, paths));
+    await waitUntilAnswering(
+      "bare",
+      bare,
+      `http://${HOST}:${barePort}${paths[0]}`,
+      { headers: AUTH },
+      (status) => status === 200,
+    );
 
     const runs: Partial<Record<(typeof OPERATIONS)[number]["name"], Run>> = {};
     for (const operation of OPERATIONS) {
@@ -769,7 +843,17 @@ async function backendBench(
       const result = await cannon(`${backend} ${operation.name}`, gen, path, settings.seconds, settings.connections);
       await drain(gen, path, alone.ms);
       if (exited(child)) throw new Error(`the service exited during the ${operation.name} run`);
-      runs[operation.name] = { figures: figures(result), bytes: alone.bytes, aloneMs: Number(alone.ms.toFixed(1)) };
+      progress(`${backend}: bare ${operation.name}, warm-up ${WARMUP_SECONDS} s, then ${settings.seconds} s`);
+      await cannon(`bare ${operation.name} warm-up`, barePort, path, WARMUP_SECONDS, settings.connections);
+      const bareResult = await cannon(`bare ${operation.name}`, barePort, path, settings.seconds, settings.connections);
+      const [service, ceiling] = [figures(result), figures(bareResult)];
+      runs[operation.name] = {
+        figures: service,
+        bare: ceiling,
+        ratio: Number((service.requestsPerSec / ceiling.requestsPerSec).toFixed(3)),
+        bytes: alone.bytes,
+        aloneMs: Number(alone.ms.toFixed(1)),
+      };
     }
     return {
       storage: await storageBackend(logPath),
@@ -779,9 +863,11 @@ async function backendBench(
     };
   } catch (error) {
     await printLogTail(`${backend} service`, logPath);
+    await printLogTail(`${backend} bare`, bareLogPath);
     throw error;
   } finally {
     if (service) await stopChild(service);
+    if (bare) await stopChild(bare);
     await dropSchema?.();
   }
 }
@@ -823,12 +909,16 @@ function print(settings: Settings, history: History, results: readonly [BackendN
   const rows: string[][] = [];
   for (const [backend, r] of results) {
     for (const operation of OPERATIONS) {
-      const { figures: f, bytes, aloneMs } = r.runs[operation.name];
+      const { figures: f, bare, ratio, bytes, aloneMs } = r.runs[operation.name];
       rows.push([
         `${r.storage === backend ? backend : `${backend} (service says ${r.storage})`} ${operation.name}`,
         f.requestsPerSec.toFixed(1),
+        bare.requestsPerSec.toFixed(1),
+        ratio.toFixed(3),
+        `≥ ${operation.target.toFixed(2)}`,
         String(f.latencyP50Ms),
         String(f.latencyP99Ms),
+        String(bare.latencyP99Ms),
         f.latencyAvgMs.toFixed(1),
         String(f.totalRequests),
         aloneMs.toFixed(0),
@@ -836,7 +926,28 @@ function print(settings: Settings, history: History, results: readonly [BackendN
       ]);
     }
   }
-  printTable(["", "req/s avg", "p50 ms", "p99 ms", "avg ms", "requests", "alone ms", "bytes"], rows);
+  printTable(
+    [
+      "",
+      "req/s avg",
+      "bare req/s",
+      "ratio",
+      "target",
+      "p50 ms",
+      "p99 ms",
+      "bare p99 ms",
+      "avg ms",
+      "requests",
+      "alone ms",
+      "bytes",
+    ],
+    rows,
+  );
+  console.log("");
+  console.log(
+    "   bare: fastify() with no logging, no auth and no storage, answering each request with the bytes the " +
+      "service answered it (read once before measuring), measured right after the service with the same settings",
+  );
   console.log("");
   for (const [backend, r] of results) {
     console.log(

@@ -7,11 +7,12 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { closeSync, openSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import type { Result } from "autocannon";
 import pg from "pg";
 import type { MarketQuote } from "../src/core/market/quote.js";
@@ -144,6 +145,30 @@ export function startService(
     ...extra,
   });
   return startChild("service", ["--import", "tsx", "src/main.ts"], env, logPath);
+}
+
+/**
+ * A bare Fastify server in a child: `routes` is module code registering its
+ * routes on `app` (a fastify() with no logging, no auth, no storage), the
+ * ceiling a service figure is compared against. It imports the repo's own
+ * fastify, so both run the same version.
+ */
+export async function startBareFastify(
+  port: number,
+  dir: string,
+  logPath: string,
+  routes: string,
+): Promise<ChildProcess> {
+  const fastifyUrl = pathToFileURL(createRequire(import.meta.url).resolve("fastify")).href;
+  const script = `import Fastify from ${JSON.stringify(fastifyUrl)};
+const app = Fastify({ logger: false });
+${routes}
+process.on("SIGTERM", () => app.close().then(() => process.exit(0)));
+await app.listen({ host: ${JSON.stringify(HOST)}, port: ${port} });
+`;
+  const scriptPath = join(dir, "bare.mjs");
+  await writeFile(scriptPath, script);
+  return startChild("bare", [scriptPath], { ...process.env }, logPath);
 }
 
 export function exited(child: ChildProcess): boolean {
