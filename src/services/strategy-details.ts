@@ -127,8 +127,8 @@ export async function strategyDetails(
   ctx: RequestContext & TradingRuntime,
   strategyId: number,
 ): Promise<StrategyDetails> {
-  const strategy = await viewableStrategy(ctx, strategyId);
-  const version = await recordVersion(ctx, strategyId);
+  // Read side by side (one round trip less on PostgreSQL); nothing kept is read before access is granted.
+  const [strategy, version] = await Promise.all([viewableStrategy(ctx, strategyId), recordVersion(ctx, strategyId)]);
   const [owner, record, account] = await Promise.all([
     ctx.storage.db
       .selectFrom("persons")
