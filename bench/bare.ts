@@ -2,12 +2,14 @@
  * The bare server the benchmarks compare the service with: Fastify answering
  * one route with an answer recorded from the service, so the bodies have the
  * same shape and size. It reads and parses a request body as the service's
- * servers do, and serializes the answer anew for every request; it has no
+ * servers do, and serializes the answer anew for every request (or, with
+ * BARE_SEND=bytes, sends the recorded bytes as they are: a server that does no
+ * work at all for an answer the service keeps serialized); it has no
  * authentication, rate limiting, logging or storage. Started as a child by
- * `startBare` (bench/support.ts), on the repo's own fastify.
+ * `startBare` (bench/comparison.ts), on the repo's own fastify.
  *
  * Env: BARE_HOST, BARE_PORT, BARE_METHOD, BARE_PATH, BARE_ANSWER_FILE (the
- * answer's JSON text).
+ * answer's JSON text), BARE_SEND (serialize, the default, or bytes).
  */
 import { readFileSync } from "node:fs";
 import Fastify from "fastify";
@@ -21,7 +23,9 @@ function setting(name: string): string {
 
 const method = setting("BARE_METHOD");
 if (method !== "GET" && method !== "POST") throw new Error(`BARE_METHOD must be GET or POST, got ${method}`);
-const answer: unknown = JSON.parse(readFileSync(setting("BARE_ANSWER_FILE"), "utf8"));
+const recorded = readFileSync(setting("BARE_ANSWER_FILE"));
+const asBytes = process.env.BARE_SEND === "bytes";
+const answer: unknown = JSON.parse(recorded.toString("utf8"));
 
 const app = Fastify({ logger: false });
 acceptAnyBody(app);
@@ -30,7 +34,7 @@ app.route({
   url: setting("BARE_PATH"),
   handler: async (request, reply) => {
     if (!parseJsonBody(request.body).ok) return reply.code(400).send({ error: "the body is not JSON" });
-    return answer;
+    return asBytes ? reply.type("application/json; charset=utf-8").send(recorded) : answer;
   },
 });
 process.on("SIGTERM", () => {

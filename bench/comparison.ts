@@ -127,14 +127,16 @@ export async function recordAnswer(name: string, port: number, route: Route): Pr
 }
 
 /**
- * Starts the bare server answering `route` with `answer` (JSON text) and
- * waits until it answers the route's first request with exactly that text.
+ * Starts the bare server answering `route` with `answer` (JSON text), serialized
+ * anew per request or sent as the recorded bytes, and waits until it answers the
+ * route's first request with exactly that text.
  */
 export async function startBare(
   name: string,
   route: Route,
   answer: string,
   dir: string,
+  send: "serialize" | "bytes" = "serialize",
 ): Promise<{ readonly port: number; readonly child: ChildProcess; readonly logPath: string }> {
   const [port = 0] = await freePorts(1);
   const file = `bare-${name.replace(/[^A-Za-z0-9]+/g, "-")}`;
@@ -147,6 +149,7 @@ export async function startBare(
     BARE_METHOD: route.method,
     BARE_PATH: route.path,
     BARE_ANSWER_FILE: answerFile,
+    BARE_SEND: send,
   };
   const logPath = join(dir, `${file}.log`);
   const child = startChild(name, ["--import", "tsx", "bench/bare.ts"], env, logPath);

@@ -12,8 +12,12 @@
  * GEN, under autocannon:
  *   details:     GET /Strategies/GetStrategyDetails
  *   daily:       GET /Strategies/GetStrategyHistoricalDailyEquity (the model plan: the marks as stored)
- *   daily inst.: the same with CommissionPlan=Institutional (restated: reads and prices every fill)
- * Every answer must be 200.
+ *   daily inst.: the same with CommissionPlan=Institutional (restated from the marks' running totals)
+ * Every answer must be 200. Beside each, in the same run, a bare Fastify
+ * server answers the same request with the bytes the service answered it
+ * (read once before measuring: a bare GET of the details, the same bytes of
+ * the daily equity), and the ratio of the two is printed with the issue's
+ * target (details ≥ 10% of bare, daily equity ≥ 50%).
  *
  * Env: BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) per run;
  * DATABASE_URL adds PostgreSQL (schema bench_records_<pid>, dropped at the
@@ -22,8 +26,6 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { Result } from "autocannon";
-import autocannon from "autocannon";
 import { ControllableClock } from "../src/core/clock.js";
 import {
   addCommissions,
@@ -54,13 +56,12 @@ import { createPerson } from "../src/services/people.js";
 import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
 import { transaction } from "../src/store/transaction.js";
+import { type Run as Measured, measure, type Route, recordAnswer, startBare } from "./comparison.js";
 import {
   ADMIN_KEY,
-  AUTH,
   apiCall,
   exited,
   type Figures,
-  figures,
   freePorts,
   HOST,
   JSON_HEADERS,
@@ -113,11 +114,17 @@ const OVERNIGHT = 0.45;
 const INSERT_ROWS = 1_000;
 const INSERTS_PER_TX = 5;
 
+/** Each operation measured, and the least share of the bare server's rate it should reach (issue 10). */
 const OPERATIONS = [
-  { name: "details", path: (id: number) => `/Strategies/GetStrategyDetails?StrategyId=${id}` },
-  { name: "daily", path: (id: number) => `/Strategies/GetStrategyHistoricalDailyEquity?StrategyId=${id}` },
+  { name: "details", target: 0.1, path: (id: number) => `/Strategies/GetStrategyDetails?StrategyId=${id}` },
+  {
+    name: "daily",
+    target: 0.5,
+    path: (id: number) => `/Strategies/GetStrategyHistoricalDailyEquity?StrategyId=${id}`,
+  },
   {
     name: "daily inst.",
+    target: 0.5,
     path: (id: number) => `/Strategies/GetStrategyHistoricalDailyEquity?StrategyId=${id}&CommissionPlan=Institutional`,
   },
 ] as const;
@@ -607,6 +614,10 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
 
 interface Run {
   readonly figures: Figures;
+  /** The bare server answering the same request with the same bytes, measured right after. */
+  readonly bare: Figures;
+  /** Service req/s over bare req/s. */
+  readonly ratio: number;
   /** Bytes of the body of one answer. */
   readonly bytes: number;
   /** The median time of one request with no other in flight. */
@@ -622,37 +633,6 @@ interface BackendFigures {
   readonly dailyEntries: number;
   readonly equity: number;
   readonly equityInstitutional: number;
-}
-
-/** A GET under autocannon; fails unless every answer was 200. */
-async function cannon(name: string, port: number, path: string, seconds: number, connections: number): Promise<Result> {
-  let firstRefusal: string | undefined;
-  const result = await autocannon({
-    url: `http://${HOST}:${port}${path}`,
-    method: "GET",
-    headers: AUTH,
-    connections,
-    pipelining: 1,
-    duration: seconds,
-    timeout: 30,
-    requests: [
-      {
-        method: "GET",
-        path,
-        onResponse: (status, body) => {
-          if (status !== 200) firstRefusal ??= `${status} ${body.slice(0, 500)}`;
-        },
-      },
-    ],
-  });
-  const codes = Object.keys(result.statusCodeStats ?? {});
-  if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || codes.some((code) => code !== "200")) {
-    throw new Error(
-      `${name}: not every answer was 200: status codes ${JSON.stringify(result.statusCodeStats ?? {})}, ` +
-        `${result.errors} errors, ${result.timeouts} timeouts; first refusal: ${firstRefusal ?? "none"}`,
-    );
-  }
-  return result;
 }
 
 /** The median time of `count` requests one after the other, and the size of an answer. */
@@ -771,7 +751,6 @@ async function backendBench(
     );
     await apiCall(gen, "POST", "/Sandbox/SetClock", { Now: END_ISO });
     const checked = await checkAnswers(gen, data, history);
-
     const runs: Partial<Record<(typeof OPERATIONS)[number]["name"], Run>> = {};
     for (const operation of OPERATIONS) {
       const path = operation.path(data.strategyId);
@@ -779,12 +758,36 @@ async function backendBench(
       progress(
         `${backend}: ${operation.name} (${alone.ms.toFixed(0)} ms alone), warm-up ${WARMUP_SECONDS} s, then ${settings.seconds} s`,
       );
-      await cannon(`${backend} ${operation.name} warm-up`, gen, path, WARMUP_SECONDS, settings.connections);
+      const route: Route = { method: "GET", path: path.split("?")[0] as string, request: () => ({ path }) };
+      await measure(`${backend} ${operation.name} warm-up`, gen, route, WARMUP_SECONDS, settings.connections);
       await drain(gen, path, alone.ms);
-      const result = await cannon(`${backend} ${operation.name}`, gen, path, settings.seconds, settings.connections);
+      const result = await measure(`${backend} ${operation.name}`, gen, route, settings.seconds, settings.connections);
       await drain(gen, path, alone.ms);
       if (exited(child)) throw new Error(`the service exited during the ${operation.name} run`);
-      runs[operation.name] = { figures: figures(result), bytes: alone.bytes, aloneMs: Number(alone.ms.toFixed(1)) };
+      progress(`${backend}: bare ${operation.name}, warm-up ${WARMUP_SECONDS} s, then ${settings.seconds} s`);
+      // The same bytes, sent as they are: the service keeps these answers serialized too.
+      const bare = await startBare(
+        `bare ${operation.name}`,
+        route,
+        await recordAnswer(operation.name, gen, route),
+        dir,
+        "bytes",
+      );
+      let bareResult: Measured;
+      try {
+        await measure(`bare ${operation.name} warm-up`, bare.port, route, WARMUP_SECONDS, settings.connections);
+        bareResult = await measure(`bare ${operation.name}`, bare.port, route, settings.seconds, settings.connections);
+      } finally {
+        await stopChild(bare.child);
+      }
+      const [service, ceiling] = [result.figures, bareResult.figures];
+      runs[operation.name] = {
+        figures: service,
+        bare: ceiling,
+        ratio: Number((service.requestsPerSec / ceiling.requestsPerSec).toFixed(3)),
+        bytes: alone.bytes,
+        aloneMs: Number(alone.ms.toFixed(1)),
+      };
     }
     return {
       storage: await storageBackend(logPath),
@@ -838,12 +841,16 @@ function print(settings: Settings, history: History, results: readonly [BackendN
   const rows: string[][] = [];
   for (const [backend, r] of results) {
     for (const operation of OPERATIONS) {
-      const { figures: f, bytes, aloneMs } = r.runs[operation.name];
+      const { figures: f, bare, ratio, bytes, aloneMs } = r.runs[operation.name];
       rows.push([
         `${r.storage === backend ? backend : `${backend} (service says ${r.storage})`} ${operation.name}`,
         f.requestsPerSec.toFixed(1),
+        bare.requestsPerSec.toFixed(1),
+        ratio.toFixed(3),
+        `≥ ${operation.target.toFixed(2)}`,
         String(f.latencyP50Ms),
         String(f.latencyP99Ms),
+        String(bare.latencyP99Ms),
         f.latencyAvgMs.toFixed(1),
         String(f.totalRequests),
         aloneMs.toFixed(0),
@@ -851,7 +858,28 @@ function print(settings: Settings, history: History, results: readonly [BackendN
       ]);
     }
   }
-  printTable(["", "req/s avg", "p50 ms", "p99 ms", "avg ms", "requests", "alone ms", "bytes"], rows);
+  printTable(
+    [
+      "",
+      "req/s avg",
+      "bare req/s",
+      "ratio",
+      "target",
+      "p50 ms",
+      "p99 ms",
+      "bare p99 ms",
+      "avg ms",
+      "requests",
+      "alone ms",
+      "bytes",
+    ],
+    rows,
+  );
+  console.log("");
+  console.log(
+    "   bare: fastify() with no logging, no auth and no storage, answering each request with the bytes the " +
+      "service answered it (read once before measuring), measured right after the service with the same settings",
+  );
   console.log("");
   for (const [backend, r] of results) {
     console.log(

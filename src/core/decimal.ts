@@ -48,6 +48,19 @@ export function decimal(value: string | number): Decimal {
   return parsed;
 }
 
+const NO_FRACTION = "0".repeat(PLACES);
+
+/**
+ * A decimal from text storage holds: formatDecimal's output, checked when it
+ * was written, so it is read without being checked again (a plain decimal,
+ * no exponent, at most eight places).
+ */
+export function storedDecimal(text: string): Decimal {
+  const point = text.indexOf(".");
+  const units = point < 0 ? text + NO_FRACTION : text.slice(0, point) + text.slice(point + 1).padEnd(PLACES, "0");
+  return as(BigInt(units));
+}
+
 export const fromInteger = (n: number | bigint): Decimal => as(BigInt(n) * SCALE);
 
 /** Canonical text: no exponent, no trailing zeros (`150.25`, `-0.5`, `3`). */

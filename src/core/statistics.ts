@@ -18,7 +18,6 @@ export const ANNUALIZE_FROM_MARKS = TRADING_DAYS_PER_YEAR;
 
 const DAY_MS = 86_400_000;
 const NEW_YORK = "America/New_York";
-const DAY = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 export interface DailyMark {
   /** The trading day (New York date) YYYY-MM-DD; marks are in ascending day order, one per day. */
@@ -157,21 +156,14 @@ const ratio = (a: Decimal, b: Decimal): number => Number(a) / Number(b);
 
 const finite = (x: number): number | null => (Number.isFinite(x) ? x : null);
 
+/** Each day is a real calendar day: marks are checked when written (src/core/marks.ts), not at every reading. */
 function checkInput(marks: readonly DailyMark[], startingCash: Decimal): void {
   if (startingCash <= 0n) throw new RangeError("startingCash must be positive");
   let previous = "";
   for (const mark of marks) {
-    if (!isDay(mark.day)) throw new RangeError(`not a day: ${mark.day}`);
     if (mark.day <= previous) throw new RangeError(`marks out of order at ${mark.day}`);
     previous = mark.day;
   }
-}
-
-/** YYYY-MM-DD naming a real calendar day (not Feb 30). */
-function isDay(text: string): boolean {
-  if (!DAY.test(text)) return false;
-  const ms = Date.parse(`${text}T00:00:00Z`);
-  return !Number.isNaN(ms) && new Date(ms).toISOString().slice(0, 10) === text;
 }
 
 const dayNumber = (day: string): number => Date.parse(`${day}T00:00:00Z`) / DAY_MS;
@@ -379,6 +371,10 @@ export function tradeStatistics(trades: readonly TradeSummary[]): TradeStatistic
   };
 }
 
+/** Whole days from the start to now; never negative. */
+export const ageInDays = (createdAtMs: number, nowMs: number): number =>
+  Math.max(0, Math.floor((nowMs - createdAtMs) / DAY_MS));
+
 export function strategyStatistics(input: StatisticsInput): StrategyStatistics {
   const { startingCash, marks } = input;
   const startingBenchmark = input.startingBenchmark ?? null;
@@ -441,7 +437,7 @@ export function strategyStatistics(input: StatisticsInput): StrategyStatistics {
     sortino: ratios.sortino,
     sharpe: ratios.sharpe,
     calmar,
-    ageInDays: Math.max(0, Math.floor((input.nowMs - input.createdAtMs) / DAY_MS)),
+    ageInDays: ageInDays(input.createdAtMs, input.nowMs),
     latestTrade: input.latestTradeAtMs === null ? null : new Date(input.latestTradeAtMs).toISOString(),
   };
 }

@@ -1,5 +1,6 @@
 import { exposureOf, markPositions, summarize } from "../core/account.js";
 import { add, decimal, div, formatDecimal, fromInteger, ZERO } from "../core/decimal.js";
+import { checkMark } from "../core/marks.js";
 import type { Position } from "../core/positions.js";
 import { currentOrNextSession, US_EQUITIES } from "../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
@@ -7,6 +8,7 @@ import { marketViewAt } from "../engine/market-view.js";
 import { readSetting, writeSetting } from "../store/settings.js";
 import { instrumentOf } from "../store/trading-state.js";
 import { transaction } from "../store/transaction.js";
+import { noteMarksWritten } from "./record-version.js";
 import type { TradingRuntime } from "./trading.js";
 
 /**
@@ -75,6 +77,8 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
       ]);
     }
     const rows = closes.flatMap((close) => marksAt(runtime, close, strategies, held));
+    // Checked here, once: readers trust the stored marks (src/core/marks.ts).
+    for (const row of rows) checkMark(row);
     for (let i = 0; i < rows.length; i += 500) {
       await tx
         .insertInto("equity_marks")
@@ -83,6 +87,7 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
         .execute();
     }
     await writeSetting(tx, MARKED_THROUGH, String(closes[closes.length - 1]));
+    if (rows.length > 0) await noteMarksWritten(tx);
   });
   return closes.length;
 }

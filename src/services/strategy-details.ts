@@ -1,24 +1,38 @@
 import type { AccountSummary } from "../core/account.js";
-import { type Decimal, decimal, sub } from "../core/decimal.js";
-import { type StrategyStatistics, strategyStatistics, type TradeSummary } from "../core/statistics.js";
+import { decimal, sub } from "../core/decimal.js";
+import { ageInDays, type StrategyStatistics, strategyStatistics, type TradeSummary } from "../core/statistics.js";
 import { SECURITY_TYPES, type SecurityType, type SymbolType } from "../core/symbols/instrument.js";
-import type { Storage } from "../store/storage.js";
-import type { viewableStrategy } from "./closed-trades.js";
-import { equitySeries } from "./equity.js";
-import type { RequestContext } from "./runtime.js";
-import { modelAccount, type TradingRuntime, tradingVersion } from "./trading.js";
+import { viewableStrategy } from "./closed-trades.js";
+import { planSeries } from "./equity.js";
+import { cachedRecord } from "./record-cache.js";
+import { type RecordVersion, recordVersion } from "./record-version.js";
+import type { RequestContext, Runtime } from "./runtime.js";
+import { MODEL_ACCOUNT_PLAN, modelAccount, type TradingRuntime } from "./trading.js";
 
 /**
  * GetStrategyDetails: a strategy's description, its model account now, and
  * every statistic of its record (src/core/statistics.ts, docs/statistics.md)
  * from its daily marks and closed trades under the model account's own
  * commissions.
+ *
+ * The statistics change only when the strategy trades or a mark is written:
+ * they are kept per strategy at its record version (record-cache.ts). The
+ * description, the owner's name and the model account marked at the quotes
+ * of now are read at every request, after the access rules.
  */
 export interface StrategyDetails {
   readonly strategy: Awaited<ReturnType<typeof viewableStrategy>>;
   readonly ownerName: string;
   readonly account: AccountSummary;
+  /** Every statistic now: the record's, with its age counted to now. */
   readonly statistics: StrategyStatistics;
+  /** The same object as long as the record's version holds, so what is made from it can be kept with it. */
+  readonly record: StrategyRecord;
+}
+
+/** What the record says at one version; its age, which grows with the clock, is left out. */
+export interface StrategyRecord {
+  readonly statistics: Omit<StrategyStatistics, "ageInDays">;
   /** The kinds of instrument the strategy's fills were in, the most traded first. */
   readonly primarySecurityTypes: readonly SecurityType[];
 }
@@ -30,26 +44,18 @@ interface TradingRecord {
   readonly primarySecurityTypes: readonly SecurityType[];
 }
 
-/**
- * Trading records by storage, strategy and trading version: a strategy's version counts
- * its trading transactions (in storage, so every process sees a change), and a
- * record is reused only at the version it was read at.
- */
-const recordsByStorage = new WeakMap<
-  Storage,
-  Map<number, { readonly version: number; readonly record: TradingRecord }>
->();
-const RECORDS_KEPT = 200;
+function tradingRecord(runtime: Runtime, strategyId: number, version: RecordVersion): Promise<TradingRecord> {
+  return cachedRecord(
+    runtime.storage,
+    `trades:${strategyId}`,
+    String(version.trading),
+    () => readTradingRecord(runtime, strategyId),
+    (record) => record.closed.length,
+  );
+}
 
-async function tradingRecord(ctx: RequestContext, strategyId: number, version: number): Promise<TradingRecord> {
-  let records = recordsByStorage.get(ctx.storage);
-  if (!records) {
-    records = new Map();
-    recordsByStorage.set(ctx.storage, records);
-  }
-  const kept = records.get(strategyId);
-  if (kept?.version === version) return kept.record;
-  const db = ctx.storage.db;
+async function readTradingRecord(runtime: Runtime, strategyId: number): Promise<TradingRecord> {
+  const db = runtime.storage.db;
   const [trades, fillKinds] = await Promise.all([
     db
       .selectFrom("trades")
@@ -69,7 +75,7 @@ async function tradingRecord(ctx: RequestContext, strategyId: number, version: n
       .groupBy("symbol_type")
       .execute(),
   ]);
-  const record: TradingRecord = {
+  return {
     closed: trades.map((trade) => ({
       openedAtMs: trade.opened_at,
       closedAtMs: trade.closed_at as number,
@@ -83,37 +89,61 @@ async function tradingRecord(ctx: RequestContext, strategyId: number, version: n
       .sort((a, b) => Number(b.fills) - Number(a.fills))
       .map((kind) => SECURITY_TYPES[kind.symbol_type as SymbolType]),
   };
-  if (records.size >= RECORDS_KEPT) records.delete(records.keys().next().value as number);
-  records.set(strategyId, { version, record });
-  return record;
+}
+
+type Strategy = StrategyDetails["strategy"];
+
+/**
+ * The record's statistics at a version, kept with the starting capital they
+ * were computed from (the base of every return, which may change until the
+ * strategy trades).
+ */
+function strategyRecord(ctx: RequestContext, strategy: Strategy, version: RecordVersion): Promise<StrategyRecord> {
+  return cachedRecord(
+    ctx.storage,
+    `details:${strategy.id}`,
+    `${version.trading}:${version.marks}:${strategy.starting_capital}`,
+    async () => {
+      const [series, trading] = await Promise.all([
+        planSeries(ctx, strategy.id, MODEL_ACCOUNT_PLAN, version.marks),
+        tradingRecord(ctx, strategy.id, version),
+      ]);
+      const { ageInDays: _, ...statistics } = strategyStatistics({
+        startingCash: decimal(strategy.starting_capital),
+        createdAtMs: strategy.created_at,
+        nowMs: ctx.clock.nowMs(),
+        marks: series.marks,
+        closedTrades: trading.closed,
+        latestTradeAtMs: trading.latestFillAtMs,
+      });
+      return { statistics, primarySecurityTypes: trading.primarySecurityTypes };
+    },
+    // The statistics are a few dozen numbers; what they were computed from is weighed where it is kept.
+    () => 1,
+  );
 }
 
 export async function strategyDetails(
   ctx: RequestContext & TradingRuntime,
   strategyId: number,
 ): Promise<StrategyDetails> {
-  const series = await equitySeries(ctx, strategyId, "Default");
-  const { strategy } = series;
-  const db = ctx.storage.db;
-  const [owner, account] = await Promise.all([
-    db
+  // Read side by side (one round trip less on PostgreSQL); nothing kept is read before access is granted.
+  const [strategy, version] = await Promise.all([viewableStrategy(ctx, strategyId), recordVersion(ctx, strategyId)]);
+  const [owner, record, account] = await Promise.all([
+    ctx.storage.db
       .selectFrom("persons")
       .select(["alias", "first_name", "last_name"])
       .where("id", "=", strategy.owner_person_id)
       .executeTakeFirst(),
+    strategyRecord(ctx, strategy, version),
     modelAccount(ctx, strategyId),
   ]);
-  const record = await tradingRecord(ctx, strategyId, await tradingVersion(ctx, strategyId));
-  const nowMs = ctx.clock.nowMs();
-  const startingCash: Decimal = decimal(strategy.starting_capital);
-  const statistics = strategyStatistics({
-    startingCash,
-    createdAtMs: strategy.created_at,
-    nowMs,
-    marks: series.marks,
-    closedTrades: record.closed,
-    latestTradeAtMs: record.latestFillAtMs,
-  });
   const ownerName = owner ? (owner.alias ?? `${owner.first_name} ${owner.last_name.slice(0, 1)}.`) : "";
-  return { strategy, ownerName, account, statistics, primarySecurityTypes: record.primarySecurityTypes };
+  return {
+    strategy,
+    ownerName,
+    account,
+    statistics: { ...record.statistics, ageInDays: ageInDays(strategy.created_at, ctx.clock.nowMs()) },
+    record,
+  };
 }

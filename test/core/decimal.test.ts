@@ -13,6 +13,7 @@ import {
   mul,
   parseDecimal,
   round,
+  storedDecimal,
   sub,
   toNumber,
   ZERO,
@@ -43,6 +44,14 @@ test("the classic float drift does not happen", () => {
 
 test("text round trip", () => {
   fc.assert(fc.property(arbitraryDecimal, (d) => decimal(formatDecimal(d)) === d));
+});
+
+test("stored text reads back as the value it was formatted from", () => {
+  fc.assert(fc.property(arbitraryDecimal, (d) => storedDecimal(formatDecimal(d)) === d));
+  assert.deepEqual(
+    ["0", "-0.5", "3", "150.25", "-12.00000001"].map((text) => formatDecimal(storedDecimal(text))),
+    ["0", "-0.5", "3", "150.25", "-12.00000001"],
+  );
 });
 
 test("addition and subtraction are exact inverses", () => {

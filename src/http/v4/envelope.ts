@@ -1,4 +1,5 @@
 import { ERRORS, type ErrorEntry } from "../../core/errors.js";
+import { jsonChunks } from "./raw-json.js";
 
 /** The v4 response envelope (WIRE.md "Envelope and errors"). */
 
@@ -25,6 +26,46 @@ export function successBody(results: readonly unknown[], pagination?: Pagination
     ...(pagination ? { Pagination: pagination } : {}),
     ResponseStatus: { ErrorCode: "200", Message: "OK", Errors: [] },
   };
+}
+
+/** The success envelope around its Results, as text: what comes before the entries' `[` and after their `]`. */
+const SUCCESS_TEXT = JSON.stringify(successBody([]));
+const SUCCESS_HEAD = SUCCESS_TEXT.slice(0, SUCCESS_TEXT.indexOf("[]"));
+const SUCCESS_TAIL = SUCCESS_TEXT.slice(SUCCESS_TEXT.indexOf("[]") + 2);
+
+/** The last answer sent around each RawJson of bytes, sent again while the text around it is the same. */
+const answersAround = new WeakMap<
+  Buffer,
+  { readonly before: string; readonly after: string; readonly bytes: Buffer }
+>();
+
+/**
+ * successBody's JSON, with the entries' RawJson fields (raw-json.ts) spliced
+ * in as they are: text when there are no bytes among them; else the bytes of
+ * the whole answer, reused while a single RawJson of bytes has the same text
+ * around it (the long part of a record kept at its version).
+ */
+export function successPayload(results: readonly unknown[]): string | Buffer {
+  const chunks = jsonChunks(SUCCESS_HEAD, results, SUCCESS_TAIL);
+  const [before, raw, after] = chunks;
+  if (chunks.length === 1) return before as string;
+  if (chunks.length === 3 && raw instanceof Buffer) {
+    const kept = answersAround.get(raw);
+    if (kept !== undefined && kept.before === before && kept.after === after) return kept.bytes;
+    const bytes = joined(chunks);
+    answersAround.set(raw, { before: before as string, after: after as string, bytes });
+    return bytes;
+  }
+  return joined(chunks);
+}
+
+function joined(chunks: readonly (string | Buffer)[]): Buffer {
+  let length = 0;
+  for (const chunk of chunks) length += typeof chunk === "string" ? Buffer.byteLength(chunk) : chunk.length;
+  const bytes = Buffer.allocUnsafe(length);
+  let at = 0;
+  for (const chunk of chunks) at += typeof chunk === "string" ? bytes.write(chunk, at) : chunk.copy(bytes, at);
+  return bytes;
 }
 
 export function failureBody(status: number, entries: readonly ErrorEntry[], meta: Record<string, unknown> = {}) {

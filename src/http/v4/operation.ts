@@ -46,6 +46,8 @@ interface OperationBase<Input extends TObject> {
   readonly notAvailableOn?: readonly V4Server[];
   /** Servers answering a bare JSON boolean instead of the envelope. */
   readonly bareBooleanOn?: readonly V4Server[];
+  /** Fields of the Results entries may hold JSON serialized ahead (RawJson, raw-json.ts), sent as it is. */
+  readonly preSerialized?: boolean;
 }
 
 export interface PlainOperation<Input extends TObject> extends OperationBase<Input> {

@@ -16,7 +16,7 @@ import { queryBinding } from "../cursor.js";
 import { compileInput } from "../input.js";
 import type { RateLimiter } from "../rate-limit.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
-import { failureBody, successBody } from "./envelope.js";
+import { failureBody, successBody, successPayload } from "./envelope.js";
 import { openApiDocument } from "./openapi.js";
 import { inputSource, type Operation, type OperationContext, pathOf, type V4Server } from "./operation.js";
 import { PAGINATION_INPUT, paginationInput } from "./pagination.js";
@@ -40,6 +40,9 @@ declare module "fastify" {
     presentedKey: string;
   }
 }
+
+/** What Fastify says of the JSON it serializes itself; bytes sent as they are say the same. */
+const JSON_TYPE = "application/json; charset=utf-8";
 
 /** The operations a server exposes: those listing it, and sandbox ones only while the sandbox is on. */
 export const operationsOf = (server: V4Server, operations: readonly Operation[], sandbox: boolean) =>
@@ -160,6 +163,9 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         if (!operation.paginated) {
           const results = await operation.handler(ctx, input.value);
           if (bareBoolean) return reply.type("application/json").send(JSON.stringify(results[0] ?? true));
+          if (operation.preSerialized) {
+            return reply.type(JSON_TYPE).send(successPayload(strip(results, hiddenFields)));
+          }
           return reply.send(successBody(strip(results, hiddenFields)));
         }
         const { Cursor, Limit, AscendingOrder, ...filters } = input.value;

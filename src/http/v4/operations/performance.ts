@@ -1,13 +1,19 @@
 import { Type } from "@sinclair/typebox";
 import { anyCaller } from "../../../core/access.js";
-import { abs, type Decimal, decimal, toNumber, ZERO } from "../../../core/decimal.js";
-import { dailyResults, monthlyResults } from "../../../core/statistics.js";
+import { abs, type Decimal, decimal, toNumber } from "../../../core/decimal.js";
 import { exchangeSymbolOf, serviceSymbolOf } from "../../../core/symbols/instrument.js";
 import { averageClosePrice, averageOpenPrice } from "../../../core/trades.js";
 import { type ClosedTrade, closedTrades } from "../../../services/closed-trades.js";
-import { type EquitySeries, equitySeries } from "../../../services/equity.js";
-import { type StrategyDetails, strategyDetails } from "../../../services/strategy-details.js";
+import {
+  type DailyEquity,
+  dailyEquity,
+  type EquitySeries,
+  type MonthlyEquity,
+  monthlyEquity,
+} from "../../../services/equity.js";
+import { type StrategyDetails, type StrategyRecord, strategyDetails } from "../../../services/strategy-details.js";
 import { defineOperation } from "../operation.js";
+import { oncePer, type RawJson, rawJson } from "../raw-json.js";
 import { ClosedTradeRecord, DailyEquityRecord, MonthlyEquityRecord, StrategyDetailsRecord } from "../records.js";
 import { DateTime, Id } from "../schemas.js";
 
@@ -77,42 +83,20 @@ const amount = (value: Decimal) => toNumber(value);
 
 const equityInput = Type.Object({ StrategyId: Id(), CommissionPlan: Type.Optional(CommissionPlan) });
 
-function detailsOf(details: StrategyDetails) {
-  const { strategy, statistics: st, account } = details;
+/**
+ * The fields made from the record alone (statistics but its age, the kinds
+ * traded), serialized once per record version.
+ */
+const recordFieldsOf = oncePer((record: StrategyRecord) => {
+  const st = record.statistics;
   const money = (value: Decimal | null) => (value === null ? null : toNumber(value));
-  return {
-    StrategyId: strategy.id,
-    StrategyName: strategy.name,
-    ShortDescription: strategy.short_description,
-    LongDescription: strategy.long_description,
-    IsAlive: strategy.is_alive === 1,
-    IsResellable: strategy.is_private === 0,
-    StartDate: new Date(strategy.created_at),
-    PrimarySecurityTypes: details.primarySecurityTypes,
-    SecurityTypesEnabled: securityTypesOf(strategy),
-    MonthlyCost: toNumber(decimal(strategy.monthly_cost)),
-    StrategyOwnerId: strategy.owner_person_id,
-    StrategyOwnerName: details.ownerName,
-    SuggestedCapital: toNumber(decimal(strategy.starting_capital)),
-    LastModified: new Date(strategy.updated_at),
-    Score: null,
-    IsTradeOwnSystem: false,
-    TradeOwnSystemPercent: 0,
-    WhiteLabelSiteId: strategy.white_label_site_id,
-    IsPrivate: strategy.is_private === 1,
+  const fields = {
+    PrimarySecurityTypes: record.primarySecurityTypes,
     AUM: toNumber(st.aum),
     AUM_NumberOfAccounts: st.aumNumberOfAccounts,
     Return: st.return,
     ReturnLabel: st.returnLabel,
-    Equity: toNumber(account.equity),
-    Cash: toNumber(account.cash),
-    StartingCash: toNumber(decimal(strategy.starting_capital)),
     ProfitFactor: st.profitFactor,
-    CashDividends: 0,
-    BuyingPower: toNumber(account.buyingPower),
-    MarginUsed: toNumber(account.marginUsed),
-    AgeInDays: st.ageInDays,
-    ModelAccountValue: toNumber(account.equity),
     NumTrades: st.numTrades,
     NumWinners: st.numWinners,
     NumLosers: st.numLosers,
@@ -142,10 +126,115 @@ function detailsOf(details: StrategyDetails) {
     Sortino: st.sortino,
     Sharpe: st.sharpe,
     Calmar: st.calmar,
-    NoSubsAllowed: false,
     LatestTrade: st.latestTrade === null ? null : new Date(st.latestTrade),
   };
+  return Object.fromEntries(Object.entries(fields).map(([name, value]) => [name, rawJson(value)])) as Record<
+    keyof typeof fields,
+    RawJson
+  >;
+});
+
+/** The StrategyDetails record: the description and the model account as they are now, the record's fields as kept. */
+function detailsOf(details: StrategyDetails) {
+  const { strategy, account } = details;
+  const r = recordFieldsOf(details.record);
+  return {
+    StrategyId: strategy.id,
+    StrategyName: strategy.name,
+    ShortDescription: strategy.short_description,
+    LongDescription: strategy.long_description,
+    IsAlive: strategy.is_alive === 1,
+    IsResellable: strategy.is_private === 0,
+    StartDate: new Date(strategy.created_at),
+    PrimarySecurityTypes: r.PrimarySecurityTypes,
+    SecurityTypesEnabled: securityTypesOf(strategy),
+    MonthlyCost: toNumber(decimal(strategy.monthly_cost)),
+    StrategyOwnerId: strategy.owner_person_id,
+    StrategyOwnerName: details.ownerName,
+    SuggestedCapital: toNumber(decimal(strategy.starting_capital)),
+    LastModified: new Date(strategy.updated_at),
+    Score: null,
+    IsTradeOwnSystem: false,
+    TradeOwnSystemPercent: 0,
+    WhiteLabelSiteId: strategy.white_label_site_id,
+    IsPrivate: strategy.is_private === 1,
+    AUM: r.AUM,
+    AUM_NumberOfAccounts: r.AUM_NumberOfAccounts,
+    Return: r.Return,
+    ReturnLabel: r.ReturnLabel,
+    Equity: toNumber(account.equity),
+    Cash: toNumber(account.cash),
+    StartingCash: toNumber(decimal(strategy.starting_capital)),
+    ProfitFactor: r.ProfitFactor,
+    CashDividends: 0,
+    BuyingPower: toNumber(account.buyingPower),
+    MarginUsed: toNumber(account.marginUsed),
+    AgeInDays: details.statistics.ageInDays,
+    ModelAccountValue: toNumber(account.equity),
+    NumTrades: r.NumTrades,
+    NumWinners: r.NumWinners,
+    NumLosers: r.NumLosers,
+    PercentWinTrades: r.PercentWinTrades,
+    SumDollarWinners: r.SumDollarWinners,
+    SumDollarLosers: r.SumDollarLosers,
+    NumMonths: r.NumMonths,
+    WinMonthsInUI: r.WinMonthsInUI,
+    WinMonths: r.WinMonths,
+    WinMonthsRatio: r.WinMonthsRatio,
+    MaxDrawdown: r.MaxDrawdown,
+    MaxDrawdownDays: r.MaxDrawdownDays,
+    MaxDrawdownStartDate: r.MaxDrawdownStartDate,
+    MaxDrawdownEndDate: r.MaxDrawdownEndDate,
+    AvgWinDollars: r.AvgWinDollars,
+    AvgLossDollars: r.AvgLossDollars,
+    AvgTradeDuration: r.AvgTradeDuration,
+    CorrelationSP500: r.CorrelationSP500,
+    SP500Return: r.SP500Return,
+    ReturnVsSP500: r.ReturnVsSP500,
+    AvgLeverage: r.AvgLeverage,
+    MaxLeverage: r.MaxLeverage,
+    CorrelationToSP500: r.CorrelationToSP500,
+    Alpha: r.Alpha,
+    Beta: r.Beta,
+    Treynor: r.Treynor,
+    Sortino: r.Sortino,
+    Sharpe: r.Sharpe,
+    Calmar: r.Calmar,
+    NoSubsAllowed: false,
+    LatestTrade: r.LatestTrade,
+  };
 }
+
+/** A month's entries, serialized once per version of the marks. */
+const monthlyResultsJson = oncePer((months: readonly MonthlyEquity[]) =>
+  rawJson(
+    months.map((month) => ({
+      Month: month.month,
+      StartEquity: amount(month.startEquity),
+      EndEquity: amount(month.endEquity),
+      Return: month.return,
+      ReturnWithoutCommissions: month.returnWithoutCommissions,
+      BenchmarkStart: amount(month.startBenchmark),
+      BenchmarkEnd: amount(month.endBenchmark),
+      BenchmarkReturn: month.benchmarkReturn,
+    })),
+  ),
+);
+
+/** The daily entries, serialized once per version of the marks. */
+const dailyResultsJson = oncePer((days: readonly DailyEquity[]) =>
+  rawJson(
+    days.map((day) => ({
+      Date: day.day,
+      Equity: amount(day.equity),
+      EquityWithoutCommissions: amount(day.equityWithoutCommissions),
+      Return: day.return,
+      ReturnWithoutCommissions: day.returnWithoutCommissions,
+      Benchmark: amount(day.benchmark),
+      BenchmarkReturn: day.benchmarkReturn,
+    })),
+  ),
+);
 
 /** A strategy's performance record (API.md 4.5): its details and statistics, closed trades and equity. */
 export const performanceOperations = [
@@ -160,6 +249,7 @@ export const performanceOperations = [
     result: StrategyDetailsRecord,
     permission: anyCaller,
     paginated: false,
+    preSerialized: true,
     handler: async (ctx, input) => [detailsOf(await strategyDetails(ctx, input.StrategyId))],
   }),
   defineOperation({
@@ -197,25 +287,10 @@ export const performanceOperations = [
     result: MonthlyEquityRecord,
     permission: anyCaller,
     paginated: false,
+    preSerialized: true,
     handler: async (ctx, input) => {
-      const series = await equitySeries(ctx, input.StrategyId, input.CommissionPlan);
-      const start = decimal(series.strategy.starting_capital);
-      const raw = monthlyResults(series.raw, start);
-      return [
-        {
-          ...equityHeader(series.strategy),
-          MonthlyResults: monthlyResults(series.marks, start).map((month, i) => ({
-            Month: month.month,
-            StartEquity: amount(month.startEquity),
-            EndEquity: amount(month.endEquity),
-            Return: month.return,
-            ReturnWithoutCommissions: raw[i]?.return ?? null,
-            BenchmarkStart: amount(month.startBenchmark),
-            BenchmarkEnd: amount(month.endBenchmark),
-            BenchmarkReturn: month.benchmarkReturn,
-          })),
-        },
-      ];
+      const { strategy, months } = await monthlyEquity(ctx, input.StrategyId, input.CommissionPlan);
+      return [{ ...equityHeader(strategy), MonthlyResults: monthlyResultsJson(months) }];
     },
   }),
   defineOperation({
@@ -229,24 +304,10 @@ export const performanceOperations = [
     result: DailyEquityRecord,
     permission: anyCaller,
     paginated: false,
+    preSerialized: true,
     handler: async (ctx, input) => {
-      const series = await equitySeries(ctx, input.StrategyId, input.CommissionPlan);
-      const start = decimal(series.strategy.starting_capital);
-      const raw = dailyResults(series.raw, start);
-      return [
-        {
-          ...equityHeader(series.strategy),
-          MonthlyResults: dailyResults(series.marks, start).map((day, i) => ({
-            Date: day.day,
-            Equity: amount(series.marks[i]?.equity ?? ZERO),
-            EquityWithoutCommissions: amount(series.raw[i]?.equity ?? ZERO),
-            Return: day.return,
-            ReturnWithoutCommissions: raw[i]?.return ?? null,
-            Benchmark: amount(series.marks[i]?.benchmark ?? ZERO),
-            BenchmarkReturn: day.benchmarkReturn,
-          })),
-        },
-      ];
+      const { strategy, days } = await dailyEquity(ctx, input.StrategyId, input.CommissionPlan);
+      return [{ ...equityHeader(strategy), MonthlyResults: dailyResultsJson(days) }];
     },
   }),
 ];
