@@ -1,13 +1,15 @@
 import { refuse } from "../core/errors.js";
 import type { OrderType } from "../core/fills.js";
-import { ACTIVE, type OrderStatus } from "../core/orders/status.js";
+import type { OrderStatus } from "../core/orders/status.js";
 import { type SecurityType, SYMBOL_TYPES } from "../core/symbols/instrument.js";
+import type { CommittedAccount } from "../engine/frame/account.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { PositionsTable } from "../store/schema.js";
 import { type OrderRow, STRATEGY_COLUMNS } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
-import { mayReadOrders, v4Reader } from "./order-access.js";
+import { mayReadOrders, mayReadOrdersOf, v4Reader } from "./order-access.js";
 import type { RequestContext } from "./runtime.js";
+import { mayTradeStrategy, type TradingContext } from "./trading.js";
 
 /**
  * Reading a strategy's orders and positions, by those who may read them
@@ -49,16 +51,46 @@ export interface ActiveOrdersQuery {
   readonly orderType?: OrderType | undefined;
 }
 
-/** GetStrategyActiveOrders: working and held orders, oldest first. */
-export async function activeOrders(ctx: RequestContext, query: ActiveOrdersQuery): Promise<OrderView[]> {
-  const tx = ctx.storage.db;
-  await readableStrategies(tx, ctx, query.strategyIds, "StrategyIds");
-  let q = orderViews(tx)
-    .where("o.strategy_id", "in", [...new Set(query.strategyIds)])
-    .where("o.status", "in", [...ACTIVE]);
-  if (query.securityType) q = q.where("o.symbol_type", "=", SYMBOL_TYPES[query.securityType]);
-  if (query.orderType) q = q.where("o.order_type", "=", query.orderType);
-  return (await q.orderBy("o.id").execute()) as OrderView[];
+/**
+ * The strategies' model accounts as committed, from the trading frame's
+ * memory (read again when another process wrote them), once the caller is
+ * found to may read each: the first missing or hidden one is refused.
+ */
+async function readableAccounts(
+  ctx: TradingContext,
+  ids: readonly number[],
+  field: string,
+): Promise<CommittedAccount[]> {
+  const unique = [...new Set(ids)];
+  const accounts = await ctx.frame.committedAccounts(unique);
+  const readable: CommittedAccount[] = [];
+  for (const id of unique) {
+    const account = accounts.get(id);
+    if (!account) throw refuse("NotFound", { field, message: `No strategy ${id}` });
+    // Those who may trade it read it without a look at storage; the others by the whole rule.
+    if (!mayTradeStrategy(ctx.caller, account.strategy) && !(await mayReadOrdersOf(ctx, id, v4Reader(ctx)))) {
+      throw refuse("Forbidden", {
+        field,
+        message: `Strategy ${id}'s orders and positions are not visible to this key`,
+      });
+    }
+    readable.push(account);
+  }
+  return readable;
+}
+
+/** GetStrategyActiveOrders: working and held orders, oldest first, as committed. */
+export async function activeOrders(ctx: TradingContext, query: ActiveOrdersQuery): Promise<OrderView[]> {
+  const kind = query.securityType === undefined ? undefined : SYMBOL_TYPES[query.securityType];
+  const views: OrderView[] = [];
+  for (const account of await readableAccounts(ctx, query.strategyIds, "StrategyIds")) {
+    for (const row of account.orders.values()) {
+      if (kind !== undefined && row.symbol_type !== kind) continue;
+      if (query.orderType !== undefined && row.order_type !== query.orderType) continue;
+      views.push({ ...row, strategy_name: account.strategy.name });
+    }
+  }
+  return views.sort((a, b) => a.id - b.id);
 }
 
 export interface HistoricalOrdersQuery {
@@ -112,16 +144,16 @@ export interface OpenPositionsQuery {
   readonly securityType?: SecurityType | undefined;
 }
 
-/** GetStrategyOpenPositions: the open positions of the strategies, by strategy and symbol. */
-export async function openPositions(ctx: RequestContext, query: OpenPositionsQuery): Promise<PositionView[]> {
-  const tx = ctx.storage.db;
-  await readableStrategies(tx, ctx, query.strategyIds, "StrategyIds");
-  let q = tx
-    .selectFrom("positions as p")
-    .innerJoin("strategies as st", "st.id", "p.strategy_id")
-    .selectAll("p")
-    .select("st.name as strategy_name")
-    .where("p.strategy_id", "in", [...new Set(query.strategyIds)]);
-  if (query.securityType) q = q.where("p.symbol_type", "=", SYMBOL_TYPES[query.securityType]);
-  return q.orderBy("p.strategy_id").orderBy("p.symbol").execute();
+/** GetStrategyOpenPositions: the open positions of the strategies, by strategy and symbol, as committed. */
+export async function openPositions(ctx: TradingContext, query: OpenPositionsQuery): Promise<PositionView[]> {
+  const kind = query.securityType === undefined ? undefined : SYMBOL_TYPES[query.securityType];
+  const views: PositionView[] = [];
+  for (const account of await readableAccounts(ctx, query.strategyIds, "StrategyIds")) {
+    for (const row of account.positions.values()) {
+      if (kind === undefined || row.symbol_type === kind) views.push({ ...row, strategy_name: account.strategy.name });
+    }
+  }
+  return views.sort(
+    (a, b) => a.strategy_id - b.strategy_id || (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0),
+  );
 }

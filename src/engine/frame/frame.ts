@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { ControllableClock } from "../../core/clock.js";
 import { type CommissionPlan, commissionPlan, planCommissionsText } from "../../core/commissions.js";
 import { formatDecimal } from "../../core/decimal.js";
-import { refuse } from "../../core/errors.js";
+import { Refusal, refuse } from "../../core/errors.js";
 import { type AdverseExtremes, advance, type TradingState } from "../../core/orders/execution.js";
 import type {
   AccountCommit,
@@ -110,6 +110,8 @@ interface PendingOperation {
   changes: AccountChanges;
   result: unknown;
   taken: { view: TradingMarketView; fills: Parameters<TradingMarketView["take"]>[0] } | null;
+  /** Orders the operation took out of the book, whose end storage holds once it is committed. */
+  ended: readonly number[];
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -124,7 +126,11 @@ class Slot {
   /** Applied and not yet committed, in order; the first `inFlight` are in the batch being committed. */
   readonly operations: PendingOperation[] = [];
   inFlight = 0;
-  /** Ended orders read for operations (null: the account has no such order). */
+  /**
+   * Ended orders out of the book: read from storage for operations (null: the
+   * account has no such order), or just ended here, kept until their end is
+   * committed (storage would answer an older image until then).
+   */
   readonly endedOrders = new Map<number, StoredOrder | null>();
   /** Caller-chosen ids looked up in storage. */
   readonly localIds = new Map<string, boolean>();
@@ -180,6 +186,7 @@ export class TradingFrame {
         changes: noChanges(),
         result: undefined,
         taken: null,
+        ended: [],
         resolve: resolve as (value: unknown) => void,
         reject,
       };
@@ -203,10 +210,25 @@ export class TradingFrame {
     });
   }
 
-  /** The committed state of the strategies' model accounts, as stored now (another process's commits included). */
+  /**
+   * The committed state of the strategies' model accounts, as stored now
+   * (another process's commits included); a strategy that does not exist is
+   * left out.
+   */
   async committedAccounts(strategyIds: readonly number[]): Promise<Map<number, CommittedAccount>> {
-    const slots = [...new Set(strategyIds)].map((id) => this.#slotOf(id));
-    await Promise.all(slots.map((slot) => this.#ready(slot)));
+    const known = await Promise.all(
+      [...new Set(strategyIds)].map(async (id) => {
+        const slot = this.#slotOf(id);
+        try {
+          await this.#ready(slot);
+          return slot;
+        } catch (error) {
+          if (isMissing(error)) return null;
+          throw error;
+        }
+      }),
+    );
+    const slots = known.filter((slot): slot is Slot => slot !== null);
     const stored = await accountVersions(
       this.storage.db,
       slots.map((slot) => slot.accountId),
@@ -398,7 +420,7 @@ export class TradingFrame {
     const advanced = advance(stepped.state, market, plan, nowMs, operation.extremes, () => take(ids.trades));
     // Rows of ended orders the step read must be known to the record (as the previous image).
     const withEnded = addEndedRows(before, stepped.state, slot.endedOrders);
-    const { account, changes } = recordOperation(withEnded, advanced.state, {
+    const { account, changes, ended } = recordOperation(withEnded, advanced.state, {
       accountId: slot.accountId,
       nowMs,
       newOrders,
@@ -410,11 +432,12 @@ export class TradingFrame {
     });
     market.take(advanced.fills);
     for (const id of usedLocalIds) slot.localIds.set(id, true);
-    for (const id of changes.orders.keys()) slot.endedOrders.delete(id);
+    for (const row of ended) slot.endedOrders.set(row.id, row);
     slot.working = account;
     operation.changes = changes;
     operation.result = stepped.result;
     operation.taken = { view: market, fills: advanced.fills };
+    operation.ended = ended.map((row) => row.id);
     slot.operations.push(operation);
     this.#dirty.add(slot);
     for (const listener of this.#listeners) listener.applied?.(slot.strategyId, account, changes);
@@ -461,7 +484,10 @@ export class TradingFrame {
       for (const operation of done) mergeChanges(changes, operation.changes);
       slot.committed = committedAfter(slot.committed as CommittedAccount, changes);
       events.push(...changes.events);
-      for (const operation of done) operation.resolve(operation.result);
+      for (const operation of done) {
+        for (const id of operation.ended) slot.endedOrders.delete(id);
+        operation.resolve(operation.result);
+      }
       if (slot.operations.length > 0) this.#dirty.add(slot);
     }
     for (const listener of this.#listeners) listener.committed?.(events);
@@ -529,6 +555,8 @@ export class TradingFrame {
     await slot.loading;
   }
 }
+
+const isMissing = (error: unknown) => error instanceof Refusal && error.entries[0]?.name === "NotFound";
 
 const commissionPlanOf = (account: WorkingAccount): CommissionPlan =>
   commissionPlan(account.commissionPlan) ?? (commissionPlan("Default") as CommissionPlan);

@@ -126,7 +126,7 @@ export function recordOperation(
   before: WorkingAccount,
   after: TradingState,
   op: OperationRecord,
-): { readonly account: WorkingAccount; readonly changes: AccountChanges } {
+): { readonly account: WorkingAccount; readonly changes: AccountChanges; readonly ended: readonly StoredOrder[] } {
   const { accountId, nowMs } = op;
   const strategyId = before.strategy.id;
   const changes = noChanges();
@@ -237,7 +237,8 @@ export function recordOperation(
   }
   if (op.desiredPositions !== undefined) changes.desiredPositions = op.desiredPositions;
 
-  const state = pruned(after, rows);
+  const ended: StoredOrder[] = [];
+  const state = pruned(after, rows, ended);
   const strategy =
     changes.traded.size === 0 && op.desiredPositions === undefined
       ? before.strategy
@@ -256,7 +257,7 @@ export function recordOperation(
     strategy,
   };
   changes.after = account;
-  return { account, changes };
+  return { account, changes, ended };
 }
 
 function newOrderRow(
@@ -324,13 +325,14 @@ function storedFillOf(fill: FillRecord, accountId: number, strategyId: number): 
 /**
  * The state kept between operations: ended orders leave the book unless a
  * live order waits on them (or they are an exit of such an entry), closed
- * trades leave, and notes (written into the rows) are cleared.
+ * trades leave, and notes (written into the rows) are cleared. The rows of
+ * the orders that left are added to `ended`.
  */
-function pruned(state: TradingState, rows: Map<number, StoredOrder>): TradingState {
+function pruned(state: TradingState, rows: Map<number, StoredOrder>, ended: StoredOrder[]): TradingState {
   const parents = new Set<number>();
-  let ended = false;
+  let anyEnded = false;
   for (const order of state.book.values()) {
-    if (TERMINAL.has(order.state.status)) ended = true;
+    if (TERMINAL.has(order.state.status)) anyEnded = true;
     else if (order.parentId !== null) parents.add(order.parentId);
   }
   // An ended exit stays beside a kept entry: what it closed counts against what its sibling may close.
@@ -339,7 +341,7 @@ function pruned(state: TradingState, rows: Map<number, StoredOrder>): TradingSta
   }
   let closedTrade = false;
   for (const trade of state.trades.values()) if (trade.closedAtMs !== null) closedTrade = true;
-  if (!ended && !closedTrade && state.notes.size === 0) return state;
+  if (!anyEnded && !closedTrade && state.notes.size === 0) return state;
   const book = new Map(state.book);
   const terms = new Map(state.terms);
   const expiresAtMs = new Map(state.expiresAtMs);
@@ -348,6 +350,8 @@ function pruned(state: TradingState, rows: Map<number, StoredOrder>): TradingSta
     book.delete(order.id);
     terms.delete(order.id);
     expiresAtMs.delete(order.id);
+    const row = rows.get(order.id);
+    if (row) ended.push(row);
     rows.delete(order.id);
   }
   const trades = closedTrade
