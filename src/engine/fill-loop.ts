@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { MarketQuote } from "../core/market/quote.js";
-import type { AdverseExtreme } from "../core/orders/execution.js";
+import type { AdverseExtreme, Focus } from "../core/orders/execution.js";
 import { TERMINAL, WORKING } from "../core/orders/status.js";
 import { type Schedule, scheduleOf, sessionAt, type TradingSession } from "../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
@@ -124,7 +124,8 @@ export class FillLoop {
     for (const strategyId of this.index.adverse(quote.symbol, quote.bid, quote.ask)) {
       this.#noteAdverse(strategyId, quote);
     }
-    for (const strategyId of this.index.crossing(quote.symbol, quote.bid, quote.ask)) this.#work(strategyId);
+    const focus = { orders: [], symbols: [quote.symbol] };
+    for (const strategyId of this.index.crossing(quote.symbol, quote.bid, quote.ask)) this.#work(strategyId, focus);
   }
 
   /**
@@ -143,7 +144,7 @@ export class FillLoop {
       } catch (error) {
         this.logger.error({ err: error }, "marking equity failed");
       }
-      for (const strategyId of this.index.due(now)) this.#work(strategyId);
+      for (const strategyId of this.index.due(now)) this.#work(strategyId, "all");
       for (const symbol of this.index.symbols()) {
         const instrument = this.#symbolState(symbol).instrument;
         const quote = instrument && this.market.quote(instrument);
@@ -167,7 +168,8 @@ export class FillLoop {
   }
 
   #settleTrades(): void {
-    for (const strategyId of [...this.#adverse.keys()]) this.#work(strategyId);
+    // Only the open trades are looked at: the quotes that could fill anything were worked as they came.
+    for (const strategyId of [...this.#adverse.keys()]) this.#work(strategyId, { orders: [], symbols: [] });
   }
 
   #symbolState(symbol: string): SymbolState {
@@ -197,10 +199,10 @@ export class FillLoop {
     });
   }
 
-  #work(strategyId: number): void {
+  #work(strategyId: number, focus: Focus): void {
     const extremes = this.#adverse.get(strategyId);
     this.#adverse.delete(strategyId);
-    workStrategy(this.#runtime, strategyId, extremes).catch((error: unknown) =>
+    workStrategy(this.#runtime, strategyId, { extremes, focus }).catch((error: unknown) =>
       this.logger.error({ err: error, strategyId }, "working a strategy's orders failed"),
     );
   }
@@ -214,7 +216,10 @@ export class FillLoop {
     }
     const changed: LiveOrder[] = [];
     const ended: number[] = [];
-    for (const id of changes.orders.keys()) {
+    // The due time moves only with orders that expire or are parked.
+    let timed = false;
+    for (const [id, { row }] of changes.orders) {
+      if (row.expires_at !== null || row.parked_until !== null) timed = true;
       const order = state.book.get(id);
       const terms = state.terms.get(id);
       if (!order || !terms || TERMINAL.has(order.state.status)) {
@@ -236,7 +241,7 @@ export class FillLoop {
     for (const { row } of changes.trades.values()) symbols.add(row.symbol);
     const watched =
       symbols.size === 0 ? [] : watchedTradesOf(strategyId, state).filter((t) => symbols.has(t.fullSymbol));
-    this.index.apply(strategyId, changed, ended, { symbols, watched }, nextDueOf(state));
+    this.index.apply(strategyId, changed, ended, { symbols, watched }, timed ? nextDueOf(state) : undefined);
   }
 
   /** Another process committed accounts: their state here is dropped and their orders read again. */

@@ -4,7 +4,7 @@ import { add, type Decimal, max, sub, ZERO } from "../core/decimal.js";
 import type { Side } from "../core/fills.js";
 import type { MarketQuote } from "../core/market/quote.js";
 import { readReplay } from "../core/market/replay.js";
-import { simulatedQuote } from "../core/market/simulated.js";
+import { simulatedQuote, simulatedStep } from "../core/market/simulated.js";
 import type { Instrument } from "../core/symbols/instrument.js";
 
 /**
@@ -33,6 +33,8 @@ export class MarketData {
   /** What fills have taken from each symbol's current quote, by side, so its size is taken once. */
   readonly #taken = new Map<string, { readonly quote: string; buy: Decimal; sell: Decimal }>();
   readonly #replay = new Map<string, MarketQuote[]>();
+  /** The last simulated quote of each symbol: the walk changes once a step, and computing it costs dozens of hashes. */
+  readonly #simulated = new Map<string, MarketQuote>();
 
   constructor(
     private readonly feed: MarketFeed,
@@ -93,10 +95,21 @@ export class MarketData {
       case "manual":
         return null;
       case "simulated":
-        return simulatedQuote(this.feed.seed, instrument, atMs);
+        return this.#simulatedAt(this.feed.seed, instrument, atMs);
       case "replay":
         return latestAtOrBefore(this.#replay.get(instrument.fullSymbol) ?? [], atMs);
     }
+  }
+
+  #simulatedAt(seed: string, instrument: Instrument, atMs: number): MarketQuote {
+    const kept = this.#simulated.get(instrument.fullSymbol);
+    if (kept?.atMs === atMs) return kept;
+    const quote =
+      kept && simulatedStep(kept.atMs) === simulatedStep(atMs)
+        ? { ...kept, atMs }
+        : simulatedQuote(seed, instrument, atMs);
+    this.#simulated.set(instrument.fullSymbol, quote);
+    return quote;
   }
 }
 

@@ -215,14 +215,15 @@ export class OrderIndex {
     changedOrders: readonly LiveOrder[],
     endedOrders: readonly number[],
     trades: { readonly symbols: Iterable<string>; readonly watched: readonly WatchedTrade[] },
-    nextDueMs: number | null,
+    /** The strategy's next due time; undefined: unchanged. */
+    nextDueMs: number | null | undefined,
   ): void {
     let entry = this.#strategies.get(strategyId);
     if (!entry) {
-      entry = { version: -1, placed: new Set(), trades: new Map(), nextDueMs };
+      entry = { version: -1, placed: new Set(), trades: new Map(), nextDueMs: nextDueMs ?? null };
       this.#strategies.set(strategyId, entry);
     }
-    entry.nextDueMs = nextDueMs;
+    if (nextDueMs !== undefined) entry.nextDueMs = nextDueMs;
     for (const id of endedOrders) {
       if (entry.placed.delete(id)) this.#remove(id);
     }

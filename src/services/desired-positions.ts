@@ -18,6 +18,7 @@ import { type TradingState, withBook } from "../core/orders/execution.js";
 import { TERMINAL } from "../core/orders/status.js";
 import { hasExpired, type OrderTerms, SIGNAL_TYPES } from "../core/orders/terms.js";
 import type { Instrument } from "../core/symbols/instrument.js";
+import { editable } from "../core/transient.js";
 import { instrumentOf } from "../store/trading-state.js";
 import { type OrderView, orderViews } from "./order-reads.js";
 import { checkBuyingPower } from "./orders.js";
@@ -112,11 +113,10 @@ export async function setDesiredPositions(
     const canceled: number[] = [];
     for (const order of loaded.book.values()) {
       if (TERMINAL.has(state.book.get(order.id)?.state.status ?? "Filled")) continue;
-      const before = state.book;
-      state = withBook(state, cancel(state.book, order.id), events);
-      for (const [id, after] of state.book) {
-        if (after.state.status === "Canceled" && before.get(id)?.state.status !== "Canceled") canceled.push(id);
-      }
+      const result = cancel(state.book, order.id);
+      state = withBook(state, result, events);
+      if (result.ok)
+        for (const ended of result.events) if (ended.event.kind === "canceled") canceled.push(ended.orderId);
     }
     const wanted = new Map(positions.map((p) => [p.instrument.fullSymbol, p]));
     const instruments = new Map<string, Instrument>();
@@ -133,7 +133,7 @@ export async function setDesiredPositions(
         doNotSyncToOpen: false,
         localSignalId: null,
       });
-      state = { ...state, terms: new Map(state.terms).set(id, terms) };
+      state = { ...state, terms: editable(state.terms).set(id, terms) };
       state = withBook(state, submit(state.book, { id, quantity: terms.quantity, parentId }, nowMs), events);
       created.push(id);
       return id;

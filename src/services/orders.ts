@@ -15,6 +15,7 @@ import {
   SIGNAL_TYPES,
 } from "../core/orders/terms.js";
 import type { Instrument } from "../core/symbols/instrument.js";
+import { editable } from "../core/transient.js";
 import type { StrategyOfAccount } from "../engine/frame/account.js";
 import type { AccountOperation } from "../engine/frame/frame.js";
 import { type TradingContext, tradeOn } from "./trading.js";
@@ -115,7 +116,7 @@ function place(
     doNotSyncToOpen: input.doNotSyncToOpen === true,
     localSignalId: input.localSignalId ?? null,
   });
-  let current: TradingState = { ...state, terms: new Map(state.terms).set(id, terms) };
+  let current: TradingState = { ...state, terms: editable(state.terms).set(id, terms) };
   current = links.replacing
     ? withBook(
         current,
@@ -148,7 +149,7 @@ function place(
       doNotSyncToOpen: input.doNotSyncToOpen === true,
       localSignalId: null,
     });
-    current = { ...current, terms: new Map(current.terms).set(exitId, exit) };
+    current = { ...current, terms: editable(current.terms).set(exitId, exit) };
     current = withBook(
       current,
       submit(current.book, { id: exitId, quantity: exit.quantity, parentId: id, ocaGroup, exit: true }, nowMs),

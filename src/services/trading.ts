@@ -3,7 +3,7 @@ import { type AccountSummary, markPositions, summarize } from "../core/account.j
 import { COMMISSION_PLANS } from "../core/commissions.js";
 import { type Decimal, decimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
-import type { AdverseExtremes, TradingState } from "../core/orders/execution.js";
+import type { AdverseExtremes, Focus, TradingState } from "../core/orders/execution.js";
 import type { StrategyOfAccount } from "../engine/frame/account.js";
 import type { AccountOperation, TradingFrame } from "../engine/frame/frame.js";
 import type { MarketData } from "../engine/market-data.js";
@@ -78,7 +78,7 @@ export function tradeOn<T>(
   ctx: TradingRuntime & Partial<Pick<RequestContext, "caller" | "actor">>,
   strategyId: number,
   step: (op: AccountOperation) => TradeStep<T>,
-  extremes?: AdverseExtremes,
+  options?: { readonly extremes?: AdverseExtremes | undefined; readonly focus?: Focus | undefined },
 ): Promise<T> {
   const { caller, actor } = ctx;
   return ctx.frame.trade(
@@ -93,13 +93,24 @@ export function tradeOn<T>(
       if (caller) authorize(caller, op.account.strategy);
       return step(op);
     },
-    extremes,
+    options,
   );
 }
 
-/** Lets the market and the clock act on a strategy: fills, releases, expiries and excursions due now. */
-export const workStrategy = (runtime: TradingRuntime, strategyId: number, extremes?: AdverseExtremes): Promise<void> =>
-  tradeOn(runtime, strategyId, (op) => ({ state: op.account.state, result: undefined }), extremes);
+/**
+ * Lets the market and the clock act on a strategy: fills, releases, expiries
+ * and excursions due now; `focus` says which working orders are tried (by
+ * default all of them).
+ */
+export const workStrategy = (
+  runtime: TradingRuntime,
+  strategyId: number,
+  work: { readonly extremes?: AdverseExtremes | undefined; readonly focus?: Focus } = {},
+): Promise<void> =>
+  tradeOn(runtime, strategyId, (op) => ({ state: op.account.state, result: undefined }), {
+    extremes: work.extremes,
+    focus: work.focus ?? "all",
+  });
 
 /** The model account of a strategy now: starting cash, cash, equity, margin used and buying power, in dollars. */
 export async function modelAccount(

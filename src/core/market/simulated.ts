@@ -118,9 +118,12 @@ function walk(seed: string, symbol: string, step: number): number {
   return sum;
 }
 
+/** The step of the walk a clock time falls in: the simulated quote changes once a step. */
+export const simulatedStep = (atMs: number): number => Math.floor(atMs / STEP_MS);
+
 /** The simulated quote of an instrument at a clock time. */
 export function simulatedQuote(seed: string, instrument: Instrument, atMs: number): MarketQuote {
-  const step = Math.floor(atMs / STEP_MS);
+  const step = simulatedStep(atMs);
   const move = walk(seed, instrument.fullSymbol, step) - walk(seed, instrument.fullSymbol, step - WINDOW_STEPS);
   const relative = Math.exp(VOLATILITY_PER_STEP * move);
   const tick = instrument.tickSize;

@@ -1,4 +1,5 @@
 import { type Decimal, isZero } from "../decimal.js";
+import { editable } from "../transient.js";
 import { type Applied, applyEvent, newOrder, type OrderEvent, type OrderState } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
 
@@ -66,7 +67,7 @@ class Changes {
     book: Book,
     private readonly eventPrefix: string,
   ) {
-    this.orders = new Map(book);
+    this.orders = editable(book);
   }
 
   apply(orderId: number, event: EventInput): Applied {
@@ -120,7 +121,8 @@ function mayWork(book: ReadonlyMap<number, BookOrder>, order: BookOrder, nowMs: 
 
 /** Releases held orders whose parent has filled (an exit's: in part) and whose parking time has passed. */
 function releaseReady(changes: Changes, nowMs: number): void {
-  for (const order of [...changes.orders.values()]) {
+  // Releasing only changes orders already in the map, which a Map's iteration allows.
+  for (const order of changes.orders.values()) {
     if (order.state.status === "PendingNew" && mayWork(changes.orders, order, nowMs)) {
       changes.apply(order.id, { kind: "accepted" });
     }

@@ -13,6 +13,7 @@ import { applyFill, FLAT, type Position } from "../positions.js";
 import { dayOrderExpiry, scheduleOf } from "../sessions.js";
 import type { Instrument } from "../symbols/instrument.js";
 import { addToTrade, adversePrice, observe, openTrade, reduceTrade, splitFee, type TradeRecord } from "../trades.js";
+import { editable } from "../transient.js";
 import { type Book, type BookEvent, type BookOrder, type BookResult, cancel, expire, fill, release } from "./book.js";
 import { leavesQuantity } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
@@ -104,7 +105,7 @@ export function withBook(state: TradingState, result: BookResult, events: BookEv
 
 const withNote = (state: TradingState, id: number, note: string): TradingState => ({
   ...state,
-  notes: new Map(state.notes).set(id, note),
+  notes: editable(state.notes).set(id, note),
 });
 
 /**
@@ -113,9 +114,10 @@ const withNote = (state: TradingState, id: number, note: string): TradingState =
  * released in, a parked one at the close of the session its parking ends in.
  * Exits of an entry (held until the entry's first fill) get theirs when they start.
  */
-export function stampExpiries(state: TradingState, nowMs: number): TradingState {
+export function stampExpiries(state: TradingState, nowMs: number, only?: Iterable<number>): TradingState {
   let expiries: Map<number, number> | null = null;
-  for (const order of state.book.values()) {
+  const orders = only === undefined ? state.book.values() : ordersOf(state.book, only);
+  for (const order of orders) {
     const terms = state.terms.get(order.id);
     if (terms?.tif !== "day" || state.expiresAtMs.has(order.id) || TERMINAL.has(order.state.status)) continue;
     const schedule = scheduleOf(terms.instrument);
@@ -126,10 +128,17 @@ export function stampExpiries(state: TradingState, nowMs: number): TradingState 
       else if (isExit) from = null;
     }
     if (from === null) continue;
-    expiries ??= new Map(state.expiresAtMs);
+    expiries ??= editable(state.expiresAtMs);
     expiries.set(order.id, dayOrderExpiry(schedule, from));
   }
   return expiries ? { ...state, expiresAtMs: expiries } : state;
+}
+
+function* ordersOf(book: Book, ids: Iterable<number>): Iterable<BookOrder> {
+  for (const id of ids) {
+    const order = book.get(id);
+    if (order) yield order;
+  }
 }
 
 const STRANDED = "Canceled: the position it would close is no longer open";
@@ -165,6 +174,14 @@ function exitCover(book: Book, exit: BookOrder, exitsOf: ReadonlyMap<number, rea
   return max(sub(entry.state.filledQuantity, closed), ZERO);
 }
 
+/**
+ * Which working orders a step tries against the market: all of them, or those
+ * an operation touched and those in symbols whose market moved. Orders the
+ * step releases, and closing orders in a symbol whose position a fill
+ * changes, are tried as well.
+ */
+export type Focus = "all" | { readonly orders: Iterable<number>; readonly symbols: Iterable<string> };
+
 /** Advances the strategy to `nowMs` against the market as it is now. */
 export function advance(
   state: TradingState,
@@ -173,6 +190,7 @@ export function advance(
   nowMs: number,
   extremes: AdverseExtremes = new Map(),
   tradeKeys: TradeKeys = standInTradeKey,
+  focus: Focus = "all",
 ): Advanced {
   const events: BookEvent[] = [];
   const fills: FillRecord[] = [];
@@ -182,14 +200,21 @@ export function advance(
   const due = [...current.expiresAtMs].filter(([id, at]) => at <= nowMs && isLive(current, id)).map(([id]) => id);
   if (due.length > 0) current = withBook(current, expire(current.book, due, nowMs), events);
   // Orders only end or start in this step: which exits belong to which entry stays as it is.
-  const exitsOf = exitsByEntry(current.book);
+  let exitsOf: Map<number, number[]> | null = null;
+  const all = focus === "all";
+  const focusOrders = new Set(all ? [] : focus.orders);
+  const focusSymbols = new Set(all ? [] : focus.symbols);
+  // Symbols whose position a fill changed: their closing orders are tried again.
+  const filledSymbols = new Set<string>();
   let moved = true;
   // Each pass may release children that fill on the same quote; an order fills at most once a pass.
   for (let pass = 0; moved && pass < 50; pass++) {
     moved = false;
-    current = withBook(current, release(current.book, nowMs), events);
-    current = stampExpiries(current, nowMs);
-    for (const order of [...current.book.values()].sort((a, b) => a.id - b.id)) {
+    // Held orders whose parent fills are released by the fill; those whose parking ends, when the clock
+    // brings the account to it (focus on all).
+    if (all) current = withBook(current, release(current.book, nowMs), events);
+    current = stampExpiries(current, nowMs, all ? undefined : focusOrders);
+    for (const order of tried(current, all, { orders: focusOrders, symbols: focusSymbols, filledSymbols })) {
       const live = current.book.get(order.id);
       const terms = current.terms.get(order.id);
       if (!live || !terms || !WORKING.has(live.state.status)) continue;
@@ -197,6 +222,7 @@ export function advance(
       const held = current.positions.get(instrument.fullSymbol)?.position.quantity ?? ZERO;
       let leaves = leavesQuantity(live.state);
       if (terms.openClose === "close") {
+        exitsOf ??= exitsByEntry(current.book);
         const cover = exitCover(current.book, live, exitsOf);
         if (closingSide(held) !== terms.side || (cover !== null && isZero(cover))) {
           // An exit whose entry may still fill waits for that fill: it must be there to protect it.
@@ -227,7 +253,10 @@ export function advance(
       if (size !== null) sizeLeft.set(sizeKey, sub(size, filled.quantity));
       // Unique for the order for all time: what it had filled before this fill only grows.
       const eventId = `fill-${order.id}-${live.state.filledQuantity}`;
-      current = withBook(current, fill(current.book, order.id, filled.quantity, filled.price, eventId, nowMs), events);
+      const filledOrder = fill(current.book, order.id, filled.quantity, filled.price, eventId, nowMs);
+      current = withBook(current, filledOrder, events);
+      // A complete fill releases the order's children: they are tried on the next pass.
+      if (filledOrder.ok) for (const event of filledOrder.events) focusOrders.add(event.orderId);
       const settled = settle(current, terms, order.id, filled.quantity, filled.price, usdRate, {
         plan,
         market,
@@ -238,9 +267,46 @@ export function advance(
       fills.push(...settled.fills);
       // A closing order left working on a now-flat position is canceled on the next pass.
       moved = true;
+      filledSymbols.add(instrument.fullSymbol);
     }
   }
   return { state: observeOpenTrades(current, market, nowMs, extremes), fills, events };
+}
+
+/**
+ * The orders a pass tries, oldest first: every order, or those in focus. The
+ * orders are read from the book as it stands when each is tried.
+ */
+function tried(
+  state: TradingState,
+  all: boolean,
+  focus: {
+    readonly orders: ReadonlySet<number>;
+    readonly symbols: ReadonlySet<string>;
+    readonly filledSymbols: ReadonlySet<string>;
+  },
+): BookOrder[] {
+  if (all) return [...state.book.values()].sort((a, b) => a.id - b.id);
+  const chosen: BookOrder[] = [];
+  if (focus.symbols.size === 0 && focus.filledSymbols.size === 0) {
+    for (const id of focus.orders) {
+      const order = state.book.get(id);
+      if (order) chosen.push(order);
+    }
+  } else {
+    for (const order of state.book.values()) {
+      const terms = state.terms.get(order.id);
+      const symbol = terms?.instrument.fullSymbol ?? "";
+      if (
+        focus.orders.has(order.id) ||
+        focus.symbols.has(symbol) ||
+        (terms?.openClose === "close" && focus.filledSymbols.has(symbol))
+      ) {
+        chosen.push(order);
+      }
+    }
+  }
+  return chosen.sort((a, b) => a.id - b.id);
 }
 
 /**
@@ -271,7 +337,7 @@ export function observeOpenTrades(
     }
     observed = observe(observed, held.position, adversePrice(trade, quote.bid, quote.ask), rate, equity, nowMs);
     if (observed === trade) continue;
-    trades ??= new Map(state.trades);
+    trades ??= editable(state.trades);
     trades.set(trade.key, observed);
   }
   return trades ? { ...state, trades } : state;
@@ -338,7 +404,7 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
   }
   const planCommissions = { ...commissionsByPlan(instrument, quantity, price, usdRate), [part.plan.name]: fee };
   trade = { ...trade, planCommissions: addCommissions(trade.planCommissions, planCommissions) };
-  const positions = new Map(state.positions);
+  const positions = editable(state.positions);
   if (isZero(after)) positions.delete(instrument.fullSymbol);
   else {
     positions.set(instrument.fullSymbol, {
@@ -349,7 +415,7 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
     });
   }
   return {
-    state: { ...state, positions, trades: new Map(state.trades).set(trade.key, trade), cash: add(state.cash, cash) },
+    state: { ...state, positions, trades: editable(state.trades).set(trade.key, trade), cash: add(state.cash, cash) },
     fill: {
       orderId: part.orderId,
       instrument,

@@ -3,6 +3,7 @@ import { type PlanCommissions, planCommissionsOf } from "../../core/commissions.
 import { type Decimal, decimal } from "../../core/decimal.js";
 import type { HeldPosition, TradingState } from "../../core/orders/execution.js";
 import { ACTIVE, type OrderStatus } from "../../core/orders/status.js";
+import { TransientMap } from "../../core/transient.js";
 import type { StoredOrder, StoredPosition } from "../../store/journal/batch.js";
 import {
   type AccountRows,
@@ -53,6 +54,8 @@ export interface WorkingAccount {
   readonly state: TradingState;
   /** The stored image of every order in the state's book. */
   readonly rows: ReadonlyMap<number, StoredOrder>;
+  /** Ended orders still in the book (they leave it in bulk). */
+  readonly endedInBook: number;
   readonly eventSeq: number;
   readonly commissionsPaid: Decimal;
   readonly planCommissions: PlanCommissions;
@@ -89,15 +92,16 @@ export function accountOfRows(rows: AccountRows): { committed: CommittedAccount;
     });
   }
   const cash = decimal(account.cash);
+  // The working maps are changed in place by each operation (src/core/transient.ts).
   const state: TradingState = {
-    trades: new Map(rows.openTrades.map((row) => [row.id, tradeOfRow(row)])),
-    book: new Map(rows.orders.map((row) => [row.id, bookOrderOf(row)])),
-    terms: new Map(rows.orders.map((row) => [row.id, termsOfRow(row)])),
-    expiresAtMs: new Map(
+    trades: TransientMap.of(rows.openTrades.map((row) => [row.id, tradeOfRow(row)])),
+    book: TransientMap.of(rows.orders.map((row) => [row.id, bookOrderOf(row)])),
+    terms: TransientMap.of(rows.orders.map((row) => [row.id, termsOfRow(row)])),
+    expiresAtMs: TransientMap.of(
       rows.orders.filter((row) => row.expires_at !== null).map((row) => [row.id, row.expires_at as number]),
     ),
-    notes: new Map(),
-    positions,
+    notes: new TransientMap(),
+    positions: TransientMap.of(positions),
     cash,
   };
   return {
@@ -112,7 +116,8 @@ export function accountOfRows(rows: AccountRows): { committed: CommittedAccount;
     },
     working: {
       state,
-      rows: new Map(rows.orders.map((row) => [row.id, row])),
+      rows: TransientMap.of(rows.orders.map((row) => [row.id, row])),
+      endedInBook: rows.orders.filter((row) => !isActiveRow(row)).length,
       eventSeq: account.event_seq,
       commissionsPaid: decimal(account.commissions_paid),
       planCommissions: planCommissionsOf(account.plan_commissions),

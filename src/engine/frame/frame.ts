@@ -3,7 +3,8 @@ import type { ControllableClock } from "../../core/clock.js";
 import { type CommissionPlan, commissionPlan, planCommissionsText } from "../../core/commissions.js";
 import { formatDecimal } from "../../core/decimal.js";
 import { Refusal, refuse } from "../../core/errors.js";
-import { type AdverseExtremes, advance, type TradingState } from "../../core/orders/execution.js";
+import { type AdverseExtremes, advance, type Focus, type TradingState } from "../../core/orders/execution.js";
+import { editable, TransientMap } from "../../core/transient.js";
 import type {
   AccountCommit,
   CommitOutcome,
@@ -12,6 +13,7 @@ import type {
   NewOrderEvent,
   StoredOcaGroup,
   StoredOrder,
+  StoredPosition,
   StrategyCommit,
 } from "../../store/journal/batch.js";
 import type { Storage } from "../../store/storage.js";
@@ -107,6 +109,8 @@ interface PendingOperation {
   readonly ctx: OperationContext;
   readonly step: AccountStep<unknown>;
   readonly extremes: AdverseExtremes | undefined;
+  /** What the market is tried against; by default the orders the step touched. */
+  readonly focus: Focus | undefined;
   changes: AccountChanges;
   result: unknown;
   taken: { view: TradingMarketView; fills: Parameters<TradingMarketView["take"]>[0] } | null;
@@ -176,13 +180,19 @@ export class TradingFrame {
    * Answers the step's result once the change is durably committed; a
    * refusal the step throws answers at once and changes nothing.
    */
-  trade<T>(ctx: OperationContext, strategyId: number, step: AccountStep<T>, extremes?: AdverseExtremes): Promise<T> {
+  trade<T>(
+    ctx: OperationContext,
+    strategyId: number,
+    step: AccountStep<T>,
+    options: { readonly extremes?: AdverseExtremes | undefined; readonly focus?: Focus | undefined } = {},
+  ): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the trading frame is closed"));
     return new Promise<T>((resolve, reject) => {
       const operation: PendingOperation = {
         ctx,
         step: step as AccountStep<unknown>,
-        extremes,
+        extremes: options.extremes,
+        focus: options.focus,
         changes: noChanges(),
         result: undefined,
         taken: null,
@@ -365,9 +375,29 @@ export class TradingFrame {
     for (const id of needs.localIds) slot.localIds.set(id, await localIdInUse(this.storage.db, slot.strategyId, id));
   }
 
-  /** Applies an operation to the working account (synchronously), to be committed with the next batch. */
+  /**
+   * Applies an operation to the working account (synchronously), to be
+   * committed with the next batch. The account's maps are opened for it
+   * (src/core/transient.ts): the operation changes them in place, and a
+   * refusal (or anything else thrown) puts them back as they were.
+   */
   #apply(slot: Slot, operation: PendingOperation): void {
     const before = slot.working as WorkingAccount;
+    const maps = openMaps(before);
+    try {
+      this.#run(slot, operation, before);
+    } catch (error) {
+      for (const map of maps) map.undo();
+      throw error;
+    }
+    for (const map of maps) map.close();
+    this.#dirty.add(slot);
+    for (const listener of this.#listeners)
+      listener.applied?.(slot.strategyId, slot.working as WorkingAccount, operation.changes);
+    this.#schedule();
+  }
+
+  #run(slot: Slot, operation: PendingOperation, before: WorkingAccount): void {
     const nowMs = operation.ctx.clock.nowMs();
     const market = marketViewAt(operation.ctx.market, nowMs);
     const newOrders = new Map<number, NewOrder>();
@@ -400,10 +430,12 @@ export class TradingFrame {
         if (!slot.endedOrders.has(id)) throw new NeedsStorage([id], []);
         const row = slot.endedOrders.get(id);
         if (!row) return null;
+        // Its row is the image a change to it starts from.
+        editable(before.rows).set(id, row);
         return {
           ...state,
-          book: new Map(state.book).set(id, bookOrderOf(row)),
-          terms: new Map(state.terms).set(id, termsOfRow(row)),
+          book: editable(state.book).set(id, bookOrderOf(row)),
+          terms: editable(state.terms).set(id, termsOfRow(row)),
         };
       },
       localIdInUse(id) {
@@ -416,11 +448,21 @@ export class TradingFrame {
       },
     };
     const stepped = operation.step(op);
-    const plan = commissionPlanOf(before);
-    const advanced = advance(stepped.state, market, plan, nowMs, operation.extremes, () => take(ids.trades));
-    // Rows of ended orders the step read must be known to the record (as the previous image).
-    const withEnded = addEndedRows(before, stepped.state, slot.endedOrders);
-    const { account, changes, ended } = recordOperation(withEnded, advanced.state, {
+    // An owner's operation tries the orders it touched against the market; the fill loop says what it wants tried.
+    const focus = operation.focus ?? {
+      orders: [...(before.state.book as TransientMap<number, unknown>).before.keys()],
+      symbols: [],
+    };
+    const advanced = advance(
+      stepped.state,
+      market,
+      commissionPlanOf(before),
+      nowMs,
+      operation.extremes,
+      () => take(ids.trades),
+      focus,
+    );
+    const { account, changes, ended } = recordOperation(before, advanced.state, {
       accountId: slot.accountId,
       nowMs,
       newOrders,
@@ -439,9 +481,6 @@ export class TradingFrame {
     operation.taken = { view: market, fills: advanced.fills };
     operation.ended = ended.map((row) => row.id);
     slot.operations.push(operation);
-    this.#dirty.add(slot);
-    for (const listener of this.#listeners) listener.applied?.(slot.strategyId, account, changes);
-    this.#schedule();
   }
 
   #schedule(): void {
@@ -558,33 +597,19 @@ export class TradingFrame {
 
 const isMissing = (error: unknown) => error instanceof Refusal && error.entries[0]?.name === "NotFound";
 
+/** The account's maps, opened for one operation. */
+function openMaps(account: WorkingAccount): TransientMap<unknown, unknown>[] {
+  const { state } = account;
+  const maps = [state.book, state.terms, state.expiresAtMs, state.notes, state.positions, state.trades, account.rows];
+  return maps.map((map) => {
+    if (!(map instanceof TransientMap)) throw new Error("an account's maps are transient");
+    map.open();
+    return map as TransientMap<unknown, unknown>;
+  });
+}
+
 const commissionPlanOf = (account: WorkingAccount): CommissionPlan =>
   commissionPlan(account.commissionPlan) ?? (commissionPlan("Default") as CommissionPlan);
-
-/** The working account with the ended orders a step read added to its rows (so a change to them has an image). */
-function addEndedRows(
-  before: WorkingAccount,
-  stepped: TradingState,
-  ended: ReadonlyMap<number, StoredOrder | null>,
-): WorkingAccount {
-  let rows: Map<number, StoredOrder> | null = null;
-  let book = before.state.book;
-  let terms = before.state.terms;
-  for (const id of stepped.book.keys()) {
-    if (before.rows.has(id)) continue;
-    const row = ended.get(id);
-    if (!row) continue;
-    rows ??= new Map(before.rows);
-    rows.set(id, row);
-    if (book === before.state.book) {
-      book = new Map(book);
-      terms = new Map(terms);
-    }
-    (book as Map<number, ReturnType<typeof bookOrderOf>>).set(id, bookOrderOf(row));
-    (terms as Map<number, ReturnType<typeof termsOfRow>>).set(id, termsOfRow(row));
-  }
-  return rows ? { ...before, rows, state: { ...before.state, book, terms } } : before;
-}
 
 /** The batch of the accounts' applied operations. */
 function batchOf(slots: readonly Slot[], origin: string): JournalBatch {
@@ -675,12 +700,13 @@ function orderPayload(event: OrderEvent): Partial<StoredOrder> {
 /** The committed copy after a batch of the account's operations. */
 function committedAfter(before: CommittedAccount, changes: AccountChanges): CommittedAccount {
   const working = changes.after as WorkingAccount;
-  const orders = new Map(before.orders);
+  // Changed in place: a read holds the account only for as long as it answers.
+  const orders = before.orders as Map<number, StoredOrder>;
   for (const [id, { row }] of changes.orders) {
     if (isActiveRow(row)) orders.set(id, row);
     else orders.delete(id);
   }
-  const positions = new Map(before.positions);
+  const positions = before.positions as Map<string, StoredPosition>;
   for (const [symbol, position] of changes.positions) {
     if (position) positions.set(symbol, position);
     else positions.delete(symbol);

@@ -1,9 +1,11 @@
 import { addCommissions } from "../../core/commissions.js";
 import { add, type Decimal, formatDecimal, ZERO } from "../../core/decimal.js";
 import type { BookOrder } from "../../core/orders/book.js";
-import type { FillRecord, TradingState } from "../../core/orders/execution.js";
+import type { FillRecord, HeldPosition, TradingState } from "../../core/orders/execution.js";
 import { type OrderStatus, TERMINAL, WORKING } from "../../core/orders/status.js";
 import type { OrderTerms } from "../../core/orders/terms.js";
+import type { TradeRecord } from "../../core/trades.js";
+import { editable, TransientMap } from "../../core/transient.js";
 import type { NewFill, StoredOcaGroup, StoredOrder, StoredPosition, StoredTrade } from "../../store/journal/batch.js";
 import { storedTradeOf, TRADES_COLUMNS, type TradesColumn, textOrNull } from "../../store/trading-state.js";
 import type { WorkingAccount } from "./account.js";
@@ -72,6 +74,15 @@ export interface AccountChanges {
   after: WorkingAccount | null;
 }
 
+/** Ended orders the book may hold before they are taken out. */
+const ENDED_KEPT = 64;
+
+const liveCount = (state: TradingState): number => {
+  let live = 0;
+  for (const order of state.book.values()) if (!TERMINAL.has(order.state.status)) live += 1;
+  return live;
+};
+
 export const noChanges = (): AccountChanges => ({
   orders: new Map(),
   trades: new Map(),
@@ -121,7 +132,32 @@ const STATUS_EVENTS: Partial<Record<OrderStatus, OrderEventKind>> = {
   Expired: "expired",
 };
 
-/** The account after an operation, and what it changed. */
+/**
+ * What one operation changed in the account's maps, each opened for the
+ * operation (src/core/transient.ts): the keys it changed and what they held.
+ */
+function changedOrderIds(state: TradingState): number[] {
+  const ids = new Set<number>();
+  for (const map of [state.book, state.expiresAtMs, state.notes] as const) {
+    if (!(map instanceof TransientMap)) throw new Error("the account's maps are not open for the operation");
+    for (const id of map.before.keys()) ids.add(id);
+    if (map === state.notes) for (const id of map.keys()) ids.add(id);
+  }
+  return [...ids].sort((a, b) => a - b);
+}
+
+/** What a transient map held for the key before the operation. */
+function previously<K, V>(map: ReadonlyMap<K, V>, key: K): V | undefined {
+  const before = (map as TransientMap<K, V>).before;
+  return before.has(key) ? before.get(key) : map.get(key);
+}
+
+/**
+ * The account after an operation, and what it changed. The state's maps (and
+ * the account's rows) are the account's own, changed in place by the
+ * operation and open (src/core/transient.ts), so what changed is read from
+ * them rather than found by comparing every order.
+ */
 export function recordOperation(
   before: WorkingAccount,
   after: TradingState,
@@ -130,23 +166,27 @@ export function recordOperation(
   const { accountId, nowMs } = op;
   const strategyId = before.strategy.id;
   const changes = noChanges();
-  const rows = new Map(before.rows);
+  const rows = editable(before.rows);
   const changed: { order: BookOrder; row: StoredOrder; old: BookOrder | undefined }[] = [];
-  for (const order of after.book.values()) {
-    const old = before.state.book.get(order.id);
-    const expiresAt = after.expiresAtMs.get(order.id) ?? null;
-    const note = after.notes.get(order.id);
+  let endedNow = 0;
+  for (const id of changedOrderIds(after)) {
+    const order = after.book.get(id);
+    if (!order) continue;
+    const old = previously(after.book, id);
+    const expiresAt = after.expiresAtMs.get(id) ?? null;
+    const note = after.notes.get(id);
     if (
       old &&
       old.state.status === order.state.status &&
       old.state.filledQuantity === order.state.filledQuantity &&
       old.parentId === order.parentId &&
-      (before.state.expiresAtMs.get(order.id) ?? null) === expiresAt &&
+      (previously(after.expiresAtMs, id) ?? null) === expiresAt &&
       note === undefined
     ) {
       continue;
     }
     const ended = TERMINAL.has(order.state.status) && (!old || !TERMINAL.has(old.state.status));
+    if (ended) endedNow += 1;
     const made = op.newOrders.get(order.id);
     const previous = rows.get(order.id);
     let row: StoredOrder;
@@ -178,15 +218,18 @@ export function recordOperation(
   }
   changes.ocaGroups.push(...op.ocaGroups);
 
-  for (const [key, trade] of after.trades) {
-    if (before.state.trades.get(key) === trade) continue;
-    changes.trades.set(key, { row: storedTradeOf(trade, strategyId, accountId), isNew: !before.state.trades.has(key) });
+  for (const [key, was] of (after.trades as TransientMap<number, TradeRecord>).before) {
+    const trade = after.trades.get(key);
+    if (!trade || trade === was) continue;
+    changes.trades.set(key, { row: storedTradeOf(trade, strategyId, accountId), isNew: was === undefined });
   }
-  for (const symbol of before.state.positions.keys()) {
-    if (!after.positions.has(symbol)) changes.positions.set(symbol, null);
-  }
-  for (const [symbol, held] of after.positions) {
-    if (before.state.positions.get(symbol) === held) continue;
+  for (const [symbol, was] of (after.positions as TransientMap<string, HeldPosition>).before) {
+    const held = after.positions.get(symbol);
+    if (held === was) continue;
+    if (!held) {
+      changes.positions.set(symbol, null);
+      continue;
+    }
     changes.positions.set(symbol, {
       account_id: accountId,
       strategy_id: strategyId,
@@ -238,7 +281,11 @@ export function recordOperation(
   if (op.desiredPositions !== undefined) changes.desiredPositions = op.desiredPositions;
 
   const ended: StoredOrder[] = [];
-  const state = pruned(after, rows, ended);
+  let endedInBook = before.endedInBook + endedNow;
+  // Ended orders leave the book in bulk: looking for what still waits on them takes a pass over the book.
+  const prune = endedInBook > Math.max(ENDED_KEPT, after.book.size / 8);
+  const state = pruned(after, rows, ended, prune);
+  if (prune) endedInBook = state.book.size - liveCount(state);
   const strategy =
     changes.traded.size === 0 && op.desiredPositions === undefined
       ? before.strategy
@@ -251,6 +298,7 @@ export function recordOperation(
     ...before,
     state,
     rows,
+    endedInBook,
     eventSeq: seq,
     commissionsPaid: add(before.commissionsPaid, commissions),
     planCommissions,
@@ -323,39 +371,47 @@ function storedFillOf(fill: FillRecord, accountId: number, strategyId: number): 
 }
 
 /**
- * The state kept between operations: ended orders leave the book unless a
- * live order waits on them (or they are an exit of such an entry), closed
- * trades leave, and notes (written into the rows) are cleared. The rows of
- * the orders that left are added to `ended`.
+ * The state kept between operations: closed trades leave, notes (written
+ * into the rows) are cleared, and with `orders` the ended orders leave the
+ * book unless a live order waits on them (or they are an exit of such an
+ * entry). The rows of the orders that left are added to `ended`.
  */
-function pruned(state: TradingState, rows: Map<number, StoredOrder>, ended: StoredOrder[]): TradingState {
-  const parents = new Set<number>();
-  let anyEnded = false;
-  for (const order of state.book.values()) {
-    if (TERMINAL.has(order.state.status)) anyEnded = true;
-    else if (order.parentId !== null) parents.add(order.parentId);
+function pruned(
+  state: TradingState,
+  rows: Map<number, StoredOrder>,
+  ended: StoredOrder[],
+  orders: boolean,
+): TradingState {
+  if (orders) {
+    const parents = new Set<number>();
+    for (const order of state.book.values()) {
+      if (!TERMINAL.has(order.state.status) && order.parentId !== null) parents.add(order.parentId);
+    }
+    // An ended exit stays beside a kept entry: what it closed counts against what its sibling may close.
+    for (const order of state.book.values()) {
+      if (order.exit && order.parentId !== null && parents.has(order.parentId)) parents.add(order.id);
+    }
+    const book = editable(state.book);
+    const terms = editable(state.terms);
+    const expiresAtMs = editable(state.expiresAtMs);
+    for (const order of [...book.values()]) {
+      if (!TERMINAL.has(order.state.status) || parents.has(order.id)) continue;
+      book.delete(order.id);
+      terms.delete(order.id);
+      expiresAtMs.delete(order.id);
+      const row = rows.get(order.id);
+      if (row) ended.push(row);
+      rows.delete(order.id);
+    }
+    state = { ...state, book, terms, expiresAtMs };
   }
-  // An ended exit stays beside a kept entry: what it closed counts against what its sibling may close.
-  for (const order of state.book.values()) {
-    if (order.exit && order.parentId !== null && parents.has(order.parentId)) parents.add(order.id);
+  let trades = state.trades;
+  for (const [key, trade] of state.trades) {
+    if (trade.closedAtMs === null) continue;
+    trades = trades === state.trades ? editable(trades) : trades;
+    (trades as Map<number, TradeRecord>).delete(key);
   }
-  let closedTrade = false;
-  for (const trade of state.trades.values()) if (trade.closedAtMs !== null) closedTrade = true;
-  if (!anyEnded && !closedTrade && state.notes.size === 0) return state;
-  const book = new Map(state.book);
-  const terms = new Map(state.terms);
-  const expiresAtMs = new Map(state.expiresAtMs);
-  for (const order of state.book.values()) {
-    if (!TERMINAL.has(order.state.status) || parents.has(order.id)) continue;
-    book.delete(order.id);
-    terms.delete(order.id);
-    expiresAtMs.delete(order.id);
-    const row = rows.get(order.id);
-    if (row) ended.push(row);
-    rows.delete(order.id);
-  }
-  const trades = closedTrade
-    ? new Map([...state.trades].filter(([, trade]) => trade.closedAtMs === null))
-    : state.trades;
-  return { ...state, book, terms, expiresAtMs, trades, notes: new Map() };
+  const notes = state.notes.size === 0 ? state.notes : editable(state.notes);
+  if (notes !== state.notes) (notes as Map<number, string>).clear();
+  return { ...state, trades, notes };
 }
