@@ -113,7 +113,8 @@ export function observe(
   position: Position,
   price: Decimal,
   usdRate: Decimal,
-  equity: Decimal,
+  /** The account's equity now; a function when it costs to work out (it is asked only for a new worst). */
+  equityNow: Decimal | (() => Decimal),
   nowMs: number,
 ): TradeRecord {
   const profit = round(mul(openProfit(position, price, trade.instrument.multiplier), usdRate), 2);
@@ -126,7 +127,7 @@ export function observe(
       amount: profit,
       worstPrice: price,
       worstPriceAtMs: nowMs,
-      equity,
+      equity: typeof equityNow === "function" ? equityNow() : equityNow,
       entryPrice: averagePrice(position) ?? price,
       openQuantity: position.quantity,
     },

@@ -7,7 +7,6 @@ import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.j
 import { markClosesThrough } from "../services/equity-marks.js";
 import { type TradingRuntime, workStrategy } from "../services/trading.js";
 import { ORDERS_CHANNEL } from "../store/channels.js";
-import { storedLiveOrders } from "../store/live-orders.js";
 import { currentSchema } from "../store/migrate.js";
 import type { WorkingAccount } from "./frame/account.js";
 import type { AccountChanges } from "./frame/journal-entry.js";
@@ -63,9 +62,13 @@ export class FillLoop {
     });
   }
 
-  /** Rebuilds the index from storage, follows other processes, and starts the timer. */
+  /**
+   * Loads every account with live orders or positions into the frame (the
+   * index follows them as they load), follows other processes, and starts the
+   * timer.
+   */
   async start(): Promise<void> {
-    for (const orders of await storedLiveOrders(this.#runtime.storage.db)) this.index.update(orders);
+    await this.#runtime.frame.preload();
     const { storage } = this.#runtime;
     if (storage.listen) {
       const schema = await currentSchema(storage);
@@ -124,8 +127,10 @@ export class FillLoop {
     for (const strategyId of this.index.adverse(quote.symbol, quote.bid, quote.ask)) {
       this.#noteAdverse(strategyId, quote);
     }
-    const focus = { orders: [], symbols: [quote.symbol] };
-    for (const strategyId of this.index.crossing(quote.symbol, quote.bid, quote.ask)) this.#work(strategyId, focus);
+    // Each strategy is worked for the orders the quote crosses (the index knows which).
+    for (const [strategyId, orders] of this.index.crossing(quote.symbol, quote.bid, quote.ask)) {
+      this.#work(strategyId, { orders, symbols: [] });
+    }
   }
 
   /**
@@ -140,7 +145,8 @@ export class FillLoop {
       await frame.drain();
       const now = this.#runtime.clock.nowMs();
       try {
-        await markClosesThrough(this.#runtime, now);
+        // The trades' worst prices seen that day are written at each close too.
+        if ((await markClosesThrough(this.#runtime, now)) > 0) await frame.flushQuiet();
       } catch (error) {
         this.logger.error({ err: error }, "marking equity failed");
       }
@@ -168,8 +174,9 @@ export class FillLoop {
   }
 
   #settleTrades(): void {
-    // Only the open trades are looked at: the quotes that could fill anything were worked as they came.
-    for (const strategyId of [...this.#adverse.keys()]) this.#work(strategyId, { orders: [], symbols: [] });
+    // Only the open trades are looked at (the quotes that could fill anything were worked as they came), and
+    // their worst prices are written with the account's next batch: losing some to a crash harms no one.
+    for (const strategyId of [...this.#adverse.keys()]) this.#work(strategyId, { orders: [], symbols: [] }, true);
   }
 
   #symbolState(symbol: string): SymbolState {
@@ -199,10 +206,10 @@ export class FillLoop {
     });
   }
 
-  #work(strategyId: number, focus: Focus): void {
+  #work(strategyId: number, focus: Focus, quiet = false): void {
     const extremes = this.#adverse.get(strategyId);
     this.#adverse.delete(strategyId);
-    workStrategy(this.#runtime, strategyId, { extremes, focus }).catch((error: unknown) =>
+    workStrategy(this.#runtime, strategyId, { extremes, focus, quiet }).catch((error: unknown) =>
       this.logger.error({ err: error, strategyId }, "working a strategy's orders failed"),
     );
   }
@@ -257,10 +264,8 @@ export class FillLoop {
       moved.push(strategy);
     }
     if (moved.length === 0) return;
-    storedLiveOrders(this.#runtime.storage.db, moved)
-      .then((changed) => {
-        for (const orders of changed) this.index.update(orders);
-      })
-      .catch((error: unknown) => this.logger.error({ err: error }, "reading other processes' orders failed"));
+    this.#runtime.frame
+      .preload(moved)
+      .catch((error: unknown) => this.logger.error({ err: error }, "reading other processes' accounts failed"));
   }
 }

@@ -158,6 +158,20 @@ function bound(ladder: readonly Rung[], key: bigint, upper: boolean): number {
   return low;
 }
 
+const NONE: readonly number[] = [];
+const NO_ORDERS: ReadonlyMap<number, number[]> = new Map();
+
+/** Whether the ladder's head is at or through the key (its first rung crosses). */
+const crosses = (ladder: readonly Rung[], key: bigint) => ladder.length > 0 && (ladder[0] as Rung).key <= key;
+/** Whether the ladder's head is strictly through the key. */
+const beyond = (ladder: readonly Rung[], key: bigint) => ladder.length > 0 && (ladder[0] as Rung).key < key;
+
+/** Adds the strategies of the ladder's prefix through the key (at the key too, with `inclusive`). */
+function collect(into: Set<number>, ladder: readonly Rung[], key: bigint, inclusive: boolean): void {
+  const end = bound(ladder, key, inclusive);
+  for (let i = 0; i < end; i++) into.add((ladder[i] as Rung).strategyId);
+}
+
 function placementOf(order: LiveOrder): Placement {
   const symbol = order.instrument.fullSymbol;
   const price = (value: Decimal | null) => (value === null ? 0n : (value as bigint));
@@ -261,39 +275,60 @@ export class OrderIndex {
     entry.trades.set(trade.fullSymbol, id);
   }
 
-  /** The strategies with an order the quote may fill. */
-  crossing(symbol: string, bid: Decimal, ask: Decimal): Set<number> {
-    const strategies = new Set<number>();
+  /**
+   * The orders the quote may fill, by strategy; empty (and nothing allocated)
+   * when none: a quiet quote looks only at each ladder's head.
+   */
+  crossing(symbol: string, bid: Decimal, ask: Decimal): ReadonlyMap<number, number[]> {
     const ladders = this.#symbols.get(symbol);
-    if (!ladders) return strategies;
-    for (const strategyId of ladders.market.values()) strategies.add(strategyId);
-    const thresholds: Record<LadderName, bigint> = {
-      buyLimit: -(ask as bigint),
-      sellLimit: bid as bigint,
-      buyStop: ask as bigint,
-      sellStop: -(bid as bigint),
-    };
-    for (const name of Object.keys(thresholds) as LadderName[]) {
-      const ladder = ladders.ladders[name];
-      const end = bound(ladder, thresholds[name], true);
-      for (let i = 0; i < end; i++) strategies.add((ladder[i] as Rung).strategyId);
+    if (!ladders) return NO_ORDERS;
+    const { buyLimit, sellLimit, buyStop, sellStop } = ladders.ladders;
+    const askKey = ask as bigint;
+    const bidKey = bid as bigint;
+    if (
+      ladders.market.size === 0 &&
+      !crosses(buyLimit, -askKey) &&
+      !crosses(sellLimit, bidKey) &&
+      !crosses(buyStop, askKey) &&
+      !crosses(sellStop, -bidKey)
+    ) {
+      return NO_ORDERS;
     }
-    return strategies;
+    const orders = new Map<number, number[]>();
+    const add = (strategyId: number, orderId: number) => {
+      const ids = orders.get(strategyId);
+      if (ids) ids.push(orderId);
+      else orders.set(strategyId, [orderId]);
+    };
+    for (const [orderId, strategyId] of ladders.market) add(strategyId, orderId);
+    for (const [ladder, key] of [
+      [buyLimit, -askKey],
+      [sellLimit, bidKey],
+      [buyStop, askKey],
+      [sellStop, -bidKey],
+    ] as const) {
+      const end = bound(ladder, key, true);
+      for (let i = 0; i < end; i++) {
+        const rung = ladder[i] as Rung;
+        add(rung.strategyId, rung.orderId);
+      }
+    }
+    return orders;
   }
 
   /** The strategies with an open trade the quote takes beyond the worst price it has seen. */
-  adverse(symbol: string, bid: Decimal, ask: Decimal): Set<number> {
-    const strategies = new Set<number>();
+  adverse(symbol: string, bid: Decimal, ask: Decimal): readonly number[] {
     const ladders = this.#symbols.get(symbol);
-    if (!ladders) return strategies;
+    if (!ladders) return NONE;
+    const { longTrade, shortTrade } = ladders.ladders;
     // Strictly beyond: an equal price is no new worst.
-    const thresholds: Record<TradeLadderName, bigint> = { longTrade: -(bid as bigint), shortTrade: ask as bigint };
-    for (const name of Object.keys(thresholds) as TradeLadderName[]) {
-      const ladder = ladders.ladders[name];
-      const end = bound(ladder, thresholds[name], false);
-      for (let i = 0; i < end; i++) strategies.add((ladder[i] as Rung).strategyId);
-    }
-    return strategies;
+    const longKey = -(bid as bigint);
+    const shortKey = ask as bigint;
+    if (!beyond(longTrade, longKey) && !beyond(shortTrade, shortKey)) return NONE;
+    const strategies = new Set<number>();
+    collect(strategies, longTrade, longKey, false);
+    collect(strategies, shortTrade, shortKey, false);
+    return [...strategies];
   }
 
   /** Strategies with a release or expiry due at or before the instant. */

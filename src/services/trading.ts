@@ -3,9 +3,9 @@ import { type AccountSummary, markPositions, summarize } from "../core/account.j
 import { COMMISSION_PLANS } from "../core/commissions.js";
 import { type Decimal, decimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
-import type { AdverseExtremes, Focus, TradingState } from "../core/orders/execution.js";
+import type { TradingState } from "../core/orders/execution.js";
 import type { StrategyOfAccount } from "../engine/frame/account.js";
-import type { AccountOperation, TradingFrame } from "../engine/frame/frame.js";
+import type { AccountOperation, TradeOptions, TradingFrame } from "../engine/frame/frame.js";
 import type { MarketData } from "../engine/market-data.js";
 import { marketViewAt } from "../engine/market-view.js";
 import { instrumentOf, type StrategyRow } from "../store/trading-state.js";
@@ -78,7 +78,7 @@ export function tradeOn<T>(
   ctx: TradingRuntime & Partial<Pick<RequestContext, "caller" | "actor">>,
   strategyId: number,
   step: (op: AccountOperation) => TradeStep<T>,
-  options?: { readonly extremes?: AdverseExtremes | undefined; readonly focus?: Focus | undefined },
+  options?: TradeOptions,
 ): Promise<T> {
   const { caller, actor } = ctx;
   return ctx.frame.trade(
@@ -102,13 +102,9 @@ export function tradeOn<T>(
  * and excursions due now; `focus` says which working orders are tried (by
  * default all of them).
  */
-export const workStrategy = (
-  runtime: TradingRuntime,
-  strategyId: number,
-  work: { readonly extremes?: AdverseExtremes | undefined; readonly focus?: Focus } = {},
-): Promise<void> =>
+export const workStrategy = (runtime: TradingRuntime, strategyId: number, work: TradeOptions = {}): Promise<void> =>
   tradeOn(runtime, strategyId, (op) => ({ state: op.account.state, result: undefined }), {
-    extremes: work.extremes,
+    ...work,
     focus: work.focus ?? "all",
   });
 

@@ -171,36 +171,95 @@ export interface AccountRows {
 
 /** The model account of a strategy and its live state; undefined when there is no such strategy. */
 export async function readModelAccount(db: Tx, strategyId: number): Promise<AccountRows | undefined> {
-  const found = await db
-    .selectFrom("accounts as a")
-    .innerJoin("strategies as s", "s.id", "a.strategy_id")
-    .innerJoin("persons as p", "p.id", "s.owner_person_id")
-    .leftJoin("sites as ws", "ws.id", "p.white_label_site_id")
-    .selectAll("a")
-    .select([
-      "s.name",
-      "s.owner_person_id",
-      "s.white_label_site_id",
-      "s.is_private",
-      "s.starting_capital",
-      "s.desired_positions",
-      "s.trades_stocks",
-      "s.trades_options",
-      "s.trades_futures",
-      "s.trades_forex",
-      "p.white_label_site_id as owner_site_id",
-      sql<number | null>`coalesce(p.geo_site_id, ws.geo_site_id)`.as("owner_geo_site_id"),
-    ])
-    .where("a.strategy_id", "=", strategyId)
-    .executeTakeFirst();
-  if (!found) return undefined;
-  const accountId = found.id;
-  const [orders, positions, openTrades] = await Promise.all([
-    liveOrderRows(db, accountId),
-    db.selectFrom("positions").selectAll().where("account_id", "=", accountId).execute(),
-    db.selectFrom("trades").selectAll().where("account_id", "=", accountId).where("closed_at", "is", null).execute(),
-  ]);
-  return {
+  const [rows] = await readModelAccounts(db, { strategyIds: [strategyId] });
+  return rows;
+}
+
+/** A large `in` list is sent in pieces of this many. */
+const IN_LIST = 500;
+
+async function inPieces<T>(ids: readonly number[], read: (piece: number[]) => Promise<T[]>): Promise<T[]> {
+  const rows: T[] = [];
+  for (let i = 0; i < ids.length; i += IN_LIST) rows.push(...(await read(ids.slice(i, i + IN_LIST))));
+  return rows;
+}
+
+/**
+ * Model accounts with their live state, read in a few statements whatever
+ * their number: those of the strategies named, or (`live`) every account
+ * holding a live order or a position, which the trading frame loads at start.
+ */
+export async function readModelAccounts(
+  db: Tx,
+  which: { readonly strategyIds: readonly number[] } | { readonly live: true },
+): Promise<AccountRows[]> {
+  const accountQuery = () =>
+    db
+      .selectFrom("accounts as a")
+      .innerJoin("strategies as s", "s.id", "a.strategy_id")
+      .innerJoin("persons as p", "p.id", "s.owner_person_id")
+      .leftJoin("sites as ws", "ws.id", "p.white_label_site_id")
+      .selectAll("a")
+      .select([
+        "s.name",
+        "s.owner_person_id",
+        "s.white_label_site_id",
+        "s.is_private",
+        "s.starting_capital",
+        "s.desired_positions",
+        "s.trades_stocks",
+        "s.trades_options",
+        "s.trades_futures",
+        "s.trades_forex",
+        "p.white_label_site_id as owner_site_id",
+        sql<number | null>`coalesce(p.geo_site_id, ws.geo_site_id)`.as("owner_geo_site_id"),
+      ])
+      .where("a.kind", "=", "model");
+  let accounts: Awaited<ReturnType<ReturnType<typeof accountQuery>["execute"]>>;
+  let live: StoredOrder[];
+  let positions: StoredPosition[];
+  let openTrades: StoredTrade[];
+  if ("live" in which) {
+    [live, positions, openTrades] = await Promise.all([
+      db.selectFrom("orders").selectAll().where("status", "in", LIVE_STATUSES).orderBy("id").execute(),
+      db.selectFrom("positions").selectAll().execute(),
+      db.selectFrom("trades").selectAll().where("closed_at", "is", null).execute(),
+    ]);
+    const ids = [...new Set([...live, ...positions].map((row) => row.account_id))];
+    accounts = await inPieces(ids, (piece) => accountQuery().where("a.id", "in", piece).execute());
+  } else {
+    accounts = await inPieces([...which.strategyIds], (piece) =>
+      accountQuery().where("a.strategy_id", "in", piece).execute(),
+    );
+    const ids = accounts.map((account) => account.id);
+    [live, positions, openTrades] = await Promise.all([
+      inPieces(ids, (piece) =>
+        db
+          .selectFrom("orders")
+          .selectAll()
+          .where("account_id", "in", piece)
+          .where("status", "in", LIVE_STATUSES)
+          .orderBy("id")
+          .execute(),
+      ),
+      inPieces(ids, (piece) => db.selectFrom("positions").selectAll().where("account_id", "in", piece).execute()),
+      inPieces(ids, (piece) =>
+        db.selectFrom("trades").selectAll().where("account_id", "in", piece).where("closed_at", "is", null).execute(),
+      ),
+    ]);
+  }
+  const orders = [...live, ...(await relatedOrders(db, live))];
+  const byAccount = <T extends { readonly account_id: number }>(rows: readonly T[]) => {
+    const grouped = new Map<number, T[]>();
+    for (const row of rows) {
+      const group = grouped.get(row.account_id);
+      if (group) group.push(row);
+      else grouped.set(row.account_id, [row]);
+    }
+    return grouped;
+  };
+  const [ordersOf, positionsOf, tradesOf] = [byAccount(orders), byAccount(positions), byAccount(openTrades)];
+  return accounts.map((found) => ({
     account: {
       id: found.id,
       kind: found.kind,
@@ -215,7 +274,7 @@ export async function readModelAccount(db: Tx, strategyId: number): Promise<Acco
       created_at: found.created_at,
     },
     strategy: {
-      id: strategyId,
+      id: found.strategy_id as number,
       name: found.name,
       owner_person_id: found.owner_person_id,
       white_label_site_id: found.white_label_site_id,
@@ -228,39 +287,34 @@ export async function readModelAccount(db: Tx, strategyId: number): Promise<Acco
       trades_forex: found.trades_forex,
     },
     owner: { whiteLabelSiteId: found.owner_site_id, geoSiteId: found.owner_geo_site_id },
-    orders,
-    positions,
-    openTrades,
-  };
+    orders: (ordersOf.get(found.id) ?? []).sort((a, b) => a.id - b.id),
+    positions: positionsOf.get(found.id) ?? [],
+    openTrades: tradesOf.get(found.id) ?? [],
+  }));
 }
 
 /**
- * The live orders of the account, the parents they wait on, and the ended
+ * The orders live ones relate to: the parents they wait on, and the ended
  * exits of those parents (what an exit closed counts against its sibling).
  */
-async function liveOrderRows(db: Tx, accountId: number): Promise<StoredOrder[]> {
-  const live = await db
-    .selectFrom("orders")
-    .selectAll()
-    .where("account_id", "=", accountId)
-    .where("status", "in", LIVE_STATUSES)
-    .orderBy("id")
-    .execute();
+async function relatedOrders(db: Tx, live: readonly StoredOrder[]): Promise<StoredOrder[]> {
   const loaded = new Set(live.map((row) => row.id));
   const parents = [...new Set(live.map((row) => row.parent_id).filter((id): id is number => id !== null))];
-  if (parents.length === 0) return live;
-  const related = await db
-    .selectFrom("orders")
-    .selectAll()
-    .where((eb) =>
-      eb.or([
-        eb("id", "in", parents),
-        eb.and([eb("parent_id", "in", parents), eb("signal_type", "in", EXIT_SIGNAL_TYPES)]),
-      ]),
-    )
-    .orderBy("id")
-    .execute();
-  return [...live, ...related.filter((row) => !loaded.has(row.id))];
+  if (parents.length === 0) return [];
+  const [parentRows, exitRows] = await Promise.all([
+    inPieces(parents, (piece) => db.selectFrom("orders").selectAll().where("id", "in", piece).execute()),
+    inPieces(parents, (piece) =>
+      db
+        .selectFrom("orders")
+        .selectAll()
+        .where("parent_id", "in", piece)
+        .where("signal_type", "in", EXIT_SIGNAL_TYPES)
+        .execute(),
+    ),
+  ]);
+  return [
+    ...new Map([...parentRows, ...exitRows].filter((row) => !loaded.has(row.id)).map((row) => [row.id, row])).values(),
+  ];
 }
 
 /** The accounts' stored versions: what another process may have moved since they were read. */

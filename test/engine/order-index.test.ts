@@ -41,7 +41,7 @@ const snapshot = (
 ): StrategyOrders => ({ strategyId, version, live, nextDueMs, openTrades: [] });
 const sorted = (values: Iterable<number>) => [...values].sort((a, b) => a - b);
 const crossing = (index: OrderIndex, symbol: string, bid: string, ask: string) =>
-  sorted(index.crossing(symbol, d(bid), d(ask)));
+  sorted(index.crossing(symbol, d(bid), d(ask)).keys());
 
 /** Whether a quote may fill the order: the fill rules of src/core/fills.ts, by brute force. */
 function crosses(o: LiveOrder, bid: Decimal, ask: Decimal): boolean {
@@ -105,7 +105,7 @@ interface ModelEntry {
   readonly nextDueMs: number | null;
 }
 
-test("against a brute-force model: random snapshots, stale versions and quotes", () => {
+test("against a brute-force model: random snapshots, stale versions and quotes (the crossing orders of each strategy)", () => {
   // Prices on a quarter grid over a narrow range, so orders share prices and quotes land on them.
   const price = fc.integer({ min: 396, max: 404 }).map((k) => (k / 4).toFixed(2));
   const orderSpec = fc.record({
@@ -147,12 +147,14 @@ test("against a brute-force model: random snapshots, stale versions and quotes",
         } else if (step.kind === "quote") {
           const bid = d((step.bid / 4).toFixed(2));
           const ask = d(((step.bid + step.spread) / 4).toFixed(2));
-          const expected = new Set(
-            working()
-              .filter((o) => o.instrument.fullSymbol === step.symbol && crosses(o, bid, ask))
-              .map((o) => o.strategyId),
-          );
-          assert.deepEqual(sorted(index.crossing(step.symbol, bid, ask)), sorted(expected));
+          const expected = new Map<number, number[]>();
+          for (const o of working()) {
+            if (o.instrument.fullSymbol !== step.symbol || !crosses(o, bid, ask)) continue;
+            expected.set(o.strategyId, [...(expected.get(o.strategyId) ?? []), o.id]);
+          }
+          const found = index.crossing(step.symbol, bid, ask);
+          assert.deepEqual(sorted(found.keys()), sorted(expected.keys()));
+          for (const [strategyId, ids] of expected) assert.deepEqual(sorted(found.get(strategyId) ?? []), sorted(ids));
         } else {
           const expected = [...model].filter(([, e]) => e.nextDueMs !== null && e.nextDueMs <= step.atMs);
           assert.deepEqual(sorted(index.due(step.atMs)), sorted(expected.map(([id]) => id)));

@@ -99,8 +99,10 @@ const protectsFill = (child: BookOrder, parent: BookOrder) => child.exit && !isZ
 /** Cancels what an order's end takes with it: its OCA siblings and its held children. */
 function cascade(changes: Changes, orderId: number, cancelSiblings: boolean): void {
   const order = changes.orders.get(orderId);
-  if (!order) return;
-  for (const other of [...changes.orders.values()]) {
+  // A filled order outside any OCA group takes nothing with it.
+  if (!order || ((!cancelSiblings || order.ocaGroup === null) && order.state.status === "Filled")) return;
+  // Canceling changes only orders already in the map, which a Map's iteration allows.
+  for (const other of changes.orders.values()) {
     if (other.id === orderId || !isLive(other)) continue;
     const sibling = cancelSiblings && order.ocaGroup !== null && other.ocaGroup === order.ocaGroup;
     const orphan = other.parentId === orderId && order.state.status !== "Filled" && !protectsFill(other, order);
@@ -243,7 +245,7 @@ export function replace(
 function cascadeSiblingsOnly(changes: Changes, orderId: number): void {
   const order = changes.orders.get(orderId);
   if (!order || order.ocaGroup === null) return;
-  for (const other of [...changes.orders.values()]) {
+  for (const other of changes.orders.values()) {
     if (other.id !== orderId && other.ocaGroup === order.ocaGroup && isLive(other)) {
       changes.apply(other.id, { kind: "canceled" });
       cascade(changes, other.id, true);

@@ -270,7 +270,21 @@ export function advance(
       filledSymbols.add(instrument.fullSymbol);
     }
   }
-  return { state: observeOpenTrades(current, market, nowMs, extremes), fills, events };
+  // The open trades looked at: all of them, or those in symbols whose quote moved, that filled, or that saw extremes.
+  const watched = all
+    ? undefined
+    : new Set([...focusSymbols, ...filledSymbols, ...extremes.keys(), ...focusedSymbols(state, focusOrders)]);
+  return { state: observeOpenTrades(current, market, nowMs, extremes, watched), fills, events };
+}
+
+/** The symbols of the orders. */
+function focusedSymbols(state: TradingState, orders: Iterable<number>): string[] {
+  const symbols: string[] = [];
+  for (const id of orders) {
+    const terms = state.terms.get(id);
+    if (terms) symbols.push(terms.instrument.fullSymbol);
+  }
+  return symbols;
 }
 
 /**
@@ -319,15 +333,22 @@ export function observeOpenTrades(
   market: MarketView,
   nowMs: number,
   extremes: AdverseExtremes = new Map(),
+  /** Only the trades in these symbols (all of them when absent). */
+  symbols?: ReadonlySet<string>,
 ): TradingState {
-  let equity: Decimal | null = null;
+  let equityNow: Decimal | null = null;
+  // Worked out once, and only when some trade is at a new worst.
+  const equity = () => {
+    equityNow ??= summarize(state.cash, markPositions(state.positions.values(), market)).equity;
+    return equityNow;
+  };
   let trades: Map<number, TradeRecord> | null = null;
   for (const held of state.positions.values()) {
+    if (symbols && !symbols.has(held.instrument.fullSymbol)) continue;
     const trade = (trades ?? state.trades).get(held.tradeKey);
     const quote = market.quote(held.instrument);
     const rate = market.usdRate(held.instrument.currency);
     if (!trade || !quote || !rate || !market.isOpen(held.instrument)) continue;
-    equity ??= summarize(state.cash, markPositions(state.positions.values(), market)).equity;
     let observed = trade;
     const extreme = extremes.get(held.instrument.fullSymbol);
     if (extreme) {
@@ -395,7 +416,7 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
     const open = state.trades.get(before.tradeKey);
     if (!open) throw new Error(`the position in ${instrument.fullSymbol} has no open trade ${before.tradeKey}`);
     // The fill's price is an observation of the position before the fill changes it.
-    const equity = summarize(state.cash, markPositions(state.positions.values(), part.market)).equity;
+    const equity = () => summarize(state.cash, markPositions(state.positions.values(), part.market)).equity;
     const observed = observe(open, before.position, price, usdRate, equity, nowMs);
     trade =
       observed.side === side

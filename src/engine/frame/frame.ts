@@ -18,11 +18,13 @@ import type {
 } from "../../store/journal/batch.js";
 import type { Storage } from "../../store/storage.js";
 import {
+  type AccountRows,
   accountVersions,
   bookOrderOf,
   localIdInUse,
   orderRowsOf,
   readModelAccount,
+  readModelAccounts,
   termsOfRow,
 } from "../../store/trading-state.js";
 import type { MarketData } from "../market-data.js";
@@ -77,6 +79,19 @@ export interface StepOutcome<T> {
 /** An operation's work on the account: synchronous, and without effect when it throws (a refusal). */
 export type AccountStep<T> = (op: AccountOperation) => StepOutcome<T>;
 
+export interface TradeOptions {
+  /** Adverse prices seen since the account was last worked (its open trades' excursions). */
+  readonly extremes?: AdverseExtremes | undefined;
+  /** Which working orders are tried against the market; by default those the step touched. */
+  readonly focus?: Focus | undefined;
+  /**
+   * Answer once applied, and commit with the account's next batch instead of
+   * one of its own: for what may be lost in a crash without harm (a trade's
+   * worst price seen, which the fill loop observes every tick).
+   */
+  readonly quiet?: boolean | undefined;
+}
+
 /** What the frame needs of the caller's context for an operation. */
 export interface OperationContext {
   readonly clock: Pick<ControllableClock, "nowMs">;
@@ -111,6 +126,8 @@ interface PendingOperation {
   readonly extremes: AdverseExtremes | undefined;
   /** What the market is tried against; by default the orders the step touched. */
   readonly focus: Focus | undefined;
+  /** Answered once applied, and committed with the account's next batch (see `trade`). */
+  readonly quiet: boolean;
   changes: AccountChanges;
   result: unknown;
   taken: { view: TradingMarketView; fills: Parameters<TradingMarketView["take"]>[0] } | null;
@@ -170,6 +187,18 @@ export class TradingFrame {
     this.#ids = new Ids(this.#journal);
   }
 
+  /**
+   * Commits the quiet operations' changes that wait for their account's next
+   * batch (at each close the clock passes, and at shutdown).
+   */
+  async flushQuiet(): Promise<void> {
+    for (const slot of this.#slots.values()) {
+      if (slot.loading === null && slot.operations.length > slot.inFlight) this.#dirty.add(slot);
+    }
+    this.#schedule();
+    await this.drain();
+  }
+
   listen(listener: FrameListener): void {
     this.#listeners.push(listener);
   }
@@ -180,12 +209,7 @@ export class TradingFrame {
    * Answers the step's result once the change is durably committed; a
    * refusal the step throws answers at once and changes nothing.
    */
-  trade<T>(
-    ctx: OperationContext,
-    strategyId: number,
-    step: AccountStep<T>,
-    options: { readonly extremes?: AdverseExtremes | undefined; readonly focus?: Focus | undefined } = {},
-  ): Promise<T> {
+  trade<T>(ctx: OperationContext, strategyId: number, step: AccountStep<T>, options: TradeOptions = {}): Promise<T> {
     if (this.#closed) return Promise.reject(new Error("the trading frame is closed"));
     return new Promise<T>((resolve, reject) => {
       const operation: PendingOperation = {
@@ -193,6 +217,7 @@ export class TradingFrame {
         step: step as AccountStep<unknown>,
         extremes: options.extremes,
         focus: options.focus,
+        quiet: options.quiet === true,
         changes: noChanges(),
         result: undefined,
         taken: null,
@@ -263,6 +288,24 @@ export class TradingFrame {
     return answer;
   }
 
+  /**
+   * Loads every account holding a live order or a position (at start: the
+   * fill loop works them as soon as quotes come), or the accounts of the
+   * strategies named that are not busy (another process changed them), in a
+   * few statements whatever their number.
+   */
+  async preload(strategyIds?: readonly number[]): Promise<void> {
+    const rows = await readModelAccounts(this.storage.db, strategyIds === undefined ? { live: true } : { strategyIds });
+    for (const account of rows) {
+      const slot = this.#slotOf(account.strategy.id);
+      // A busy account, or one that moved past what was read meanwhile, stays as it is.
+      if (slot.loading !== null || slot.operations.length > 0) continue;
+      if (slot.committed !== null && slot.working !== null && slot.committed.version >= account.account.version)
+        continue;
+      this.#install(slot, account);
+    }
+  }
+
   /** The working state of an account in memory (loading it first); for the fill loop's index. */
   async workingAccount(strategyId: number): Promise<WorkingAccount> {
     const slot = this.#slotOf(strategyId);
@@ -305,7 +348,7 @@ export class TradingFrame {
   }
 
   async close(): Promise<void> {
-    await this.drain();
+    await this.flushQuiet();
     this.#closed = true;
     await this.#journal.close();
   }
@@ -339,6 +382,10 @@ export class TradingFrame {
   async #load(slot: Slot): Promise<void> {
     const rows = await readModelAccount(this.storage.db, slot.strategyId);
     if (!rows) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${slot.strategyId}` });
+    this.#install(slot, rows);
+  }
+
+  #install(slot: Slot, rows: AccountRows): void {
     const { committed, working } = accountOfRows(rows);
     slot.accountId = rows.account.id;
     slot.committed = committed;
@@ -350,14 +397,22 @@ export class TradingFrame {
 
   /** Waits for the account, then applies the operation. */
   async #admit(slot: Slot, operation: PendingOperation): Promise<void> {
-    await this.#ready(slot);
-    await this.#applyReading(slot, operation);
+    await this.#applyReading(slot, operation, false);
   }
 
-  /** Applies the operation, first reading from storage what it needs and fetching ids when short. */
-  async #applyReading(slot: Slot, operation: PendingOperation): Promise<void> {
+  /**
+   * Applies the operation, first reading from storage what it needs and
+   * fetching ids when short. Outside a replay the account is made ready again
+   * after every wait: meanwhile it may have been dropped (another process
+   * changed it).
+   */
+  async #applyReading(slot: Slot, operation: PendingOperation, replaying = true): Promise<void> {
     for (let attempt = 0; ; attempt++) {
-      if (!this.#idsAtHand()) await this.#ids.ensure();
+      if (!replaying) await this.#ready(slot);
+      if (!this.#idsAtHand()) {
+        await this.#ids.ensure();
+        if (!replaying) continue;
+      }
       try {
         this.#apply(slot, operation);
         return;
@@ -480,6 +535,13 @@ export class TradingFrame {
     operation.result = stepped.result;
     operation.taken = { view: market, fills: advanced.fills };
     operation.ended = ended.map((row) => row.id);
+    // Quiet operations waiting for the same batch become one.
+    const last = slot.operations.at(-1);
+    if (operation.quiet && last?.quiet && slot.operations.length > slot.inFlight) {
+      mergeChanges(last.changes, changes);
+      last.ended = [...last.ended, ...operation.ended];
+      return;
+    }
     slot.operations.push(operation);
   }
 

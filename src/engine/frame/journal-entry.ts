@@ -74,6 +74,19 @@ export interface AccountChanges {
   after: WorkingAccount | null;
 }
 
+/**
+ * Whether a trade changed only in when its excursion was last evaluated
+ * (every look at an open trade moves it): that alone is not written, it goes
+ * with the trade's next real change (a fill, a new worst price, its close).
+ */
+const onlyEvaluated = (was: TradeRecord, trade: TradeRecord): boolean =>
+  was.excursion === trade.excursion &&
+  was.closedAtMs === trade.closedAtMs &&
+  was.openedQuantity === trade.openedQuantity &&
+  was.closedQuantity === trade.closedQuantity &&
+  was.realized === trade.realized &&
+  was.commission === trade.commission;
+
 /** Ended orders the book may hold before they are taken out. */
 const ENDED_KEPT = 64;
 
@@ -220,7 +233,7 @@ export function recordOperation(
 
   for (const [key, was] of (after.trades as TransientMap<number, TradeRecord>).before) {
     const trade = after.trades.get(key);
-    if (!trade || trade === was) continue;
+    if (!trade || trade === was || (was && onlyEvaluated(was, trade))) continue;
     changes.trades.set(key, { row: storedTradeOf(trade, strategyId, accountId), isNew: was === undefined });
   }
   for (const [symbol, was] of (after.positions as TransientMap<string, HeldPosition>).before) {
