@@ -6,6 +6,8 @@ import { ControllableClock } from "./core/clock.js";
 import { FillLoop } from "./engine/fill-loop.js";
 import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
+import { recordsConsumer } from "./engine/outbox/records.js";
+import { OutboxRunner } from "./engine/outbox/runner.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
 import { buildLegacyServer } from "./http/legacy/server.js";
@@ -62,13 +64,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   const market = new MarketData(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
   const runtime = { storage, clock, frame, market };
   let fillLoop: FillLoop;
+  const outbox = new OutboxRunner(storage, frame, [recordsConsumer], logger.child({ component: "outbox" }));
   try {
     await options.prepare?.(runtime);
     fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
       tickMs: options.fillLoopTickMs ?? 1000,
     });
     await fillLoop.start();
+    await outbox.start();
   } catch (error) {
+    await outbox.stop();
     await frame.close();
     throw error;
   }
@@ -98,6 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await fillLoop.stop();
+      await outbox.stop();
       await frame.close();
     },
   };

@@ -63,6 +63,9 @@ export function storedDecimal(text: string): Decimal {
 
 export const fromInteger = (n: number | bigint): Decimal => as(BigInt(n) * SCALE);
 
+/** A whole number of cents as a decimal of dollars. */
+export const centsToDecimal = (cents: number | bigint): Decimal => as(BigInt(cents) * (SCALE / 100n));
+
 /** Canonical text: no exponent, no trailing zeros (`150.25`, `-0.5`, `3`). */
 export function formatDecimal(value: Decimal): string {
   const negative = value < 0n;

@@ -43,7 +43,8 @@ export interface StatisticsInput {
   readonly createdAtMs: number;
   readonly nowMs: number;
   readonly marks: readonly DailyMark[];
-  readonly closedTrades: readonly TradeSummary[];
+  /** The closed trades, or their totals. */
+  readonly closedTrades: readonly TradeSummary[] | TradeTotals;
   /** Time of the latest fill, or null. */
   readonly latestTradeAtMs: number | null;
   /**
@@ -339,8 +340,20 @@ interface TradeStatistics {
   avgTradeDuration: number | null;
 }
 
+/** What the trade statistics are made of: counts and sums over the closed trades. */
+export interface TradeTotals {
+  readonly numTrades: number;
+  readonly numWinners: number;
+  readonly numLosers: number;
+  readonly sumDollarWinners: Decimal;
+  /** Zero or negative. */
+  readonly sumDollarLosers: Decimal;
+  /** The trades' durations added up. */
+  readonly durationMs: number;
+}
+
 /** Winners have profit > 0, losers < 0; a trade at exactly 0 is neither but counts in numTrades. */
-export function tradeStatistics(trades: readonly TradeSummary[]): TradeStatistics {
+export function tradeTotals(trades: readonly TradeSummary[]): TradeTotals {
   let numWinners = 0;
   let numLosers = 0;
   let sumDollarWinners = ZERO;
@@ -356,7 +369,13 @@ export function tradeStatistics(trades: readonly TradeSummary[]): TradeStatistic
     }
     durationMs += t.closedAtMs - t.openedAtMs;
   }
-  const numTrades = trades.length;
+  return { numTrades: trades.length, numWinners, numLosers, sumDollarWinners, sumDollarLosers, durationMs };
+}
+
+export function tradeStatistics(trades: readonly TradeSummary[] | TradeTotals): TradeStatistics {
+  const { numTrades, numWinners, numLosers, sumDollarWinners, sumDollarLosers, durationMs } = Array.isArray(trades)
+    ? tradeTotals(trades)
+    : (trades as TradeTotals);
   return {
     numTrades,
     numWinners,

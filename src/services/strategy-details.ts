@@ -1,7 +1,14 @@
 import type { AccountSummary } from "../core/account.js";
-import { decimal, sub } from "../core/decimal.js";
-import { ageInDays, type StrategyStatistics, strategyStatistics, type TradeSummary } from "../core/statistics.js";
+import { centsToDecimal, decimal, sub } from "../core/decimal.js";
+import {
+  ageInDays,
+  type StrategyStatistics,
+  strategyStatistics,
+  type TradeSummary,
+  type TradeTotals,
+} from "../core/statistics.js";
 import { SECURITY_TYPES, type SecurityType, type SymbolType } from "../core/symbols/instrument.js";
+import { strategyRecordTotals } from "../store/strategy-records.js";
 import { viewableStrategy } from "./closed-trades.js";
 import { planSeries } from "./equity.js";
 import { cachedRecord } from "./record-cache.js";
@@ -39,7 +46,7 @@ export interface StrategyRecord {
 
 /** What a strategy's fills and closed trades say, which changes only when it trades. */
 interface TradingRecord {
-  readonly closed: readonly TradeSummary[];
+  readonly closed: readonly TradeSummary[] | TradeTotals;
   readonly latestFillAtMs: number | null;
   readonly primarySecurityTypes: readonly SecurityType[];
 }
@@ -50,11 +57,36 @@ function tradingRecord(runtime: Runtime, strategyId: number, version: RecordVers
     `trades:${strategyId}`,
     String(version.trading),
     () => readTradingRecord(runtime, strategyId),
-    (record) => record.closed.length,
+    () => 1,
   );
 }
 
+/**
+ * The record's totals as the records consumer of the outbox keeps them (one
+ * row), when it has read every event of the strategy's model account; else,
+ * just after a trade it has not read yet (or that another process made), as
+ * the fills and trades stored say.
+ */
 async function readTradingRecord(runtime: Runtime, strategyId: number): Promise<TradingRecord> {
+  const totals = await strategyRecordTotals(runtime.storage.db, strategyId);
+  if (totals) {
+    const kinds = (["stock", "option", "future", "forex"] as const)
+      .map((kind) => ({ kind, fills: totals[`fills_${kind}`] }))
+      .filter((kind) => kind.fills > 0)
+      .sort((a, b) => b.fills - a.fills);
+    return {
+      closed: {
+        numTrades: totals.closed_trades,
+        numWinners: totals.winners,
+        numLosers: totals.losers,
+        sumDollarWinners: centsToDecimal(totals.sum_winners_cents),
+        sumDollarLosers: centsToDecimal(totals.sum_losers_cents),
+        durationMs: totals.duration_ms,
+      },
+      latestFillAtMs: totals.latest_fill_at,
+      primarySecurityTypes: kinds.map((kind) => SECURITY_TYPES[kind.kind]),
+    };
+  }
   const db = runtime.storage.db;
   const [trades, fillKinds] = await Promise.all([
     db

@@ -12,6 +12,7 @@ import { systemSettingsMigration } from "./migrations/0010_system_settings.js";
 import { desiredPositionsModeMigration } from "./migrations/0011_desired_positions_mode.js";
 import { subscriptionsMigration } from "./migrations/0012_subscriptions.js";
 import { accountsMigration } from "./migrations/0013_accounts.js";
+import { strategyRecordsMigration } from "./migrations/0014_strategy_records.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -31,6 +32,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0011_desired_positions_mode": desiredPositionsModeMigration(),
     "0012_subscriptions": subscriptionsMigration(storage.backend),
     "0013_accounts": accountsMigration(storage.backend),
+    "0014_strategy_records": strategyRecordsMigration(),
   };
 }
 

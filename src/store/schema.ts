@@ -27,6 +27,7 @@ export interface Database {
   accounts: AccountsTable;
   order_events: OrderEventsTable;
   outbox_positions: OutboxPositionsTable;
+  strategy_records: StrategyRecordsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -240,6 +241,25 @@ export interface OutboxPositionsTable {
   consumer: string;
   account_id: number;
   seq: number;
+}
+
+/** A strategy's record totals, kept by the records consumer of the outbox from its fills. */
+export interface StrategyRecordsTable {
+  strategy_id: number;
+  /** Fills by kind of instrument (PrimarySecurityTypes). */
+  fills_stock: number;
+  fills_option: number;
+  fills_future: number;
+  fills_forex: number;
+  latest_fill_at: number | null;
+  closed_trades: number;
+  winners: number;
+  losers: number;
+  /** Profits after commissions, in cents: winners' sum (positive) and losers' (negative). */
+  sum_winners_cents: number;
+  sum_losers_cents: number;
+  /** The closed trades' durations added up. */
+  duration_ms: number;
 }
 
 export interface OcaGroupsTable {

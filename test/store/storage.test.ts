@@ -28,6 +28,7 @@ for (const backend of BACKENDS) {
         "0011_desired_positions_mode",
         "0012_subscriptions",
         "0013_accounts",
+        "0014_strategy_records",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -95,6 +96,7 @@ for (const backend of BACKENDS) {
           "0011_desired_positions_mode",
           "0012_subscriptions",
           "0013_accounts",
+          "0014_strategy_records",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

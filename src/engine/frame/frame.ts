@@ -29,6 +29,7 @@ import {
 } from "../../store/trading-state.js";
 import type { MarketData } from "../market-data.js";
 import { marketViewAt, type TradingMarketView } from "../market-view.js";
+import { outboxRowOf } from "../outbox/events.js";
 import { accountOfRows, type CommittedAccount, isActiveRow, type WorkingAccount } from "./account.js";
 import { Ids } from "./ids.js";
 import {
@@ -99,6 +100,14 @@ export interface OperationContext {
   /** Who acts, and for whom (when a platform key or an administrator acts for someone). */
   readonly actorPersonId?: number | null;
   readonly onBehalfOfPersonId?: number | null;
+}
+
+/** Work committed with the frame's batches: taken for a batch, and told how the batch ended. */
+export interface BatchContributor {
+  readonly hasWork: boolean;
+  take(): Pick<JournalBatch, "consumers" | "recordTotals"> | null;
+  /** Committed, or not: with the consumer positions another writer moved (null: the batch failed). */
+  settled(committed: boolean, conflicts: ReadonlySet<string> | null): void;
 }
 
 /** Told what the frame does, in order: each operation as applied, and each batch once durable. */
@@ -175,6 +184,7 @@ export class TradingFrame {
   #closed = false;
   /** Operations waiting for their account to load or for rows they need. */
   readonly #admitting = new Set<Promise<void>>();
+  #contributor: BatchContributor | null = null;
 
   readonly #journal: Journal;
 
@@ -341,7 +351,13 @@ export class TradingFrame {
 
   /** Resolves once every operation applied so far is committed (or has failed). */
   async drain(): Promise<void> {
-    while (this.#admitting.size > 0 || this.#dirty.size > 0 || this.#flushing !== null || this.#scheduled) {
+    while (
+      this.#admitting.size > 0 ||
+      this.#dirty.size > 0 ||
+      this.#flushing !== null ||
+      this.#scheduled ||
+      this.#contributor?.hasWork === true
+    ) {
       if (this.#admitting.size > 0) await Promise.all(this.#admitting);
       else await (this.#flushing ?? new Promise((resolve) => setImmediate(resolve)));
     }
@@ -545,8 +561,19 @@ export class TradingFrame {
     slot.operations.push(operation);
   }
 
+  /** Commits the contributor's work soon, with trading work or alone. */
+  requestFlush(): void {
+    this.#schedule();
+  }
+
+  /** Work others commit with the frame's batches (the outbox consumers' positions and writes). */
+  contribute(contributor: BatchContributor): void {
+    this.#contributor = contributor;
+  }
+
   #schedule(): void {
-    if (this.#scheduled || this.#flushing !== null || this.#dirty.size === 0) return;
+    const work = this.#dirty.size > 0 || this.#contributor?.hasWork === true;
+    if (this.#scheduled || this.#flushing !== null || !work) return;
     this.#scheduled = true;
     // One turn of the event loop lets the requests that arrived together join the batch.
     setImmediate(() => {
@@ -562,18 +589,26 @@ export class TradingFrame {
   async #flush(): Promise<void> {
     const slots = [...this.#dirty].filter((slot) => slot.loading === null && slot.operations.length > 0);
     this.#dirty.clear();
-    if (slots.length === 0) return;
-    const batch = batchOf(slots, this.origin);
+    const contributed = this.#contributor?.take() ?? null;
+    if (slots.length === 0 && contributed === null) return;
+    const batch = { ...batchOf(slots, this.origin), ...(contributed ?? {}) };
     for (const slot of slots) slot.inFlight = slot.operations.length;
     let outcome: CommitOutcome;
     try {
       outcome = await this.#journal.commit(batch);
     } catch (error) {
-      await this.#failed(slots, error);
+      if (contributed) this.#contributor?.settled(false, null);
+      if (slots.length > 0) await this.#failed(slots, error);
       return;
     }
-    if (outcome.ok) this.#committed(slots);
-    else await this.#conflicted(slots, new Set(outcome.conflicts));
+    if (outcome.ok) {
+      // The consumers hear of the events after what they wrote in this batch is settled.
+      if (contributed) this.#contributor?.settled(true, null);
+      this.#committed(slots);
+      return;
+    }
+    if (contributed) this.#contributor?.settled(false, new Set(outcome.consumerConflicts));
+    await this.#conflicted(slots, new Set(outcome.conflicts));
   }
 
   #committed(slots: readonly Slot[]): void {
@@ -717,46 +752,10 @@ function batchOf(slots: readonly Slot[], origin: string): JournalBatch {
       if (position) batch.positions.push(position);
       else batch.closedPositions.push({ account_id: slot.accountId, symbol });
     }
-    for (const event of changes.events) batch.events.push(outboxRow(event, origin));
+    for (const event of changes.events) batch.events.push(outboxRowOf(event, origin));
   }
   batch.newOrders.sort((a, b) => a.id - b.id);
-  return { accounts, strategies, consumers: [], ...batch };
-}
-
-function outboxRow(event: OrderEvent, origin: string): NewOrderEvent {
-  return {
-    account_id: event.accountId,
-    seq: event.seq,
-    kind: event.kind,
-    order_id: event.orderId,
-    payload: JSON.stringify(event.fill ?? orderPayload(event)),
-    actor_person_id: event.actorPersonId,
-    on_behalf_of_person_id: event.onBehalfOfPersonId,
-    origin,
-    at: event.atMs,
-  };
-}
-
-/** What an order event says of its order: all of it when accepted, its state after that. */
-function orderPayload(event: OrderEvent): Partial<StoredOrder> {
-  const { order } = event;
-  if (event.kind === "accepted") return order;
-  const state = {
-    status: order.status,
-    filled_quantity: order.filled_quantity,
-    filled_notional: order.filled_notional,
-    info: order.info,
-  };
-  if (event.kind !== "working") return state;
-  return {
-    ...state,
-    symbol: order.symbol,
-    symbol_type: order.symbol_type,
-    side: order.side,
-    order_type: order.order_type,
-    limit_price: order.limit_price,
-    stop_price: order.stop_price,
-  };
+  return { accounts, strategies, consumers: [], recordTotals: [], ...batch };
 }
 
 /** The committed copy after a batch of the account's operations. */

@@ -44,6 +44,8 @@ export interface OrderEvent {
   readonly order: StoredOrder;
   /** For a fill event, the fill. */
   readonly fill?: NewFill;
+  /** For the fill that closed its trade, the trade. */
+  readonly closedTrade?: StoredTrade;
 }
 
 /** An order an operation makes, with the terms it was checked to. */
@@ -264,7 +266,7 @@ export function recordOperation(
 
   // Events, in the order things happened within the operation.
   let seq = before.eventSeq;
-  const event = (kind: OrderEventKind, row: StoredOrder, fill?: NewFill) => {
+  const event = (kind: OrderEventKind, row: StoredOrder, fill?: NewFill, closedTrade?: StoredTrade) => {
     seq += 1;
     changes.events.push({
       accountId,
@@ -277,15 +279,28 @@ export function recordOperation(
       onBehalfOfPersonId: op.onBehalfOfPersonId,
       order: row,
       ...(fill ? { fill } : {}),
+      ...(closedTrade ? { closedTrade } : {}),
     });
   };
+  // The last fill of a trade that closed closes it.
+  const closing = new Map<number, NewFill>();
+  for (const fill of changes.fills) {
+    if (fill.trade_id !== null && changes.trades.get(fill.trade_id)?.row.closed_at != null)
+      closing.set(fill.trade_id, fill);
+  }
   for (const { row, old } of changed) if (!old) event("accepted", row);
   for (const { order, row, old } of changed) {
     const wasWaiting = !old || old.state.status === "PendingNew";
     const started = WORKING.has(order.state.status) || order.state.status === "Filled";
     if (wasWaiting && started) event("working", row);
   }
-  for (const fill of changes.fills) event("fill", rows.get(fill.order_id) as StoredOrder, fill);
+  for (const fill of changes.fills) {
+    const closedTrade =
+      fill.trade_id === null || closing.get(fill.trade_id) !== fill
+        ? undefined
+        : changes.trades.get(fill.trade_id)?.row;
+    event("fill", rows.get(fill.order_id) as StoredOrder, fill, closedTrade);
+  }
   for (const { order, row, old } of changed) {
     const kind = STATUS_EVENTS[order.state.status];
     const moved = old?.state.status !== order.state.status || old.state.filledQuantity !== order.state.filledQuantity;

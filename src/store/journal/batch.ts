@@ -5,6 +5,7 @@ import type {
   OrderEventsTable,
   OrdersTable,
   PositionsTable,
+  StrategyRecordsTable,
   TradesTable,
 } from "../schema.js";
 
@@ -22,6 +23,8 @@ export type StoredPosition = Selectable<PositionsTable>;
 export type StoredOcaGroup = Selectable<OcaGroupsTable>;
 export type NewFill = Omit<Selectable<FillsTable>, "id">;
 export type NewOrderEvent = Omit<Selectable<OrderEventsTable>, "id">;
+/** What a batch adds to a strategy's record totals (latest fill: the later of the two). */
+export type RecordTotals = StrategyRecordsTable;
 
 export interface AccountCommit {
   readonly id: number;
@@ -68,7 +71,10 @@ export interface JournalBatch {
   /** Positions the batch closed. */
   readonly closedPositions: readonly { readonly account_id: number; readonly symbol: string }[];
   readonly events: readonly NewOrderEvent[];
+  /** Where consumers of the outbox stand after the batch, each moved only from where it was. */
   readonly consumers: readonly ConsumerAdvance[];
+  /** What the records consumer adds to strategies' totals, with its positions. */
+  readonly recordTotals: readonly RecordTotals[];
 }
 
 export type CommitOutcome =

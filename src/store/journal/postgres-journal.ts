@@ -120,6 +120,20 @@ const EVENT_COLUMNS: readonly Column[] = [
   ["origin", "text"],
   ["at", "bigint"],
 ];
+const RECORD_COLUMNS: readonly Column[] = [
+  ["strategy_id", "bigint"],
+  ["fills_stock", "bigint"],
+  ["fills_option", "bigint"],
+  ["fills_future", "bigint"],
+  ["fills_forex", "bigint"],
+  ["latest_fill_at", "bigint"],
+  ["closed_trades", "bigint"],
+  ["winners", "bigint"],
+  ["losers", "bigint"],
+  ["sum_winners_cents", "bigint"],
+  ["sum_losers_cents", "bigint"],
+  ["duration_ms", "bigint"],
+];
 const ACCOUNT_COLUMNS: readonly Column[] = [
   ["id", "bigint"],
   ["cash", "text"],
@@ -162,6 +176,14 @@ const SQL = {
     from unnest($1::bigint[], $2::integer[], $3::integer[], $4::integer[], $5::integer[])
       as u(id, stocks, options, futures, forex) where s.id = u.id`,
   desired: "update strategies set desired_positions = $1 where id = $2",
+  recordTotals: `insert into strategy_records as r (${names(RECORD_COLUMNS)}) select u.* from ${unnest(RECORD_COLUMNS)}
+    on conflict (strategy_id) do update set ${RECORD_COLUMNS.slice(1)
+      .map(([name]) =>
+        name === "latest_fill_at"
+          ? "latest_fill_at = greatest(r.latest_fill_at, excluded.latest_fill_at)"
+          : `${name} = r.${name} + excluded.${name}`,
+      )
+      .join(", ")}`,
   consumers: `insert into outbox_positions (consumer, account_id, seq) select * from unnest($1::text[], $2::bigint[], $3::bigint[])
     on conflict (consumer, account_id) do update set seq = excluded.seq`,
   accounts: `update accounts a set version = a.version + 1, cash = u."cash", commissions_paid = u."commissionsPaid",
@@ -269,6 +291,7 @@ export function openPostgresJournal(url: string, schema: string | undefined, ori
     for (const strategy of batch.strategies) {
       if (strategy.desiredPositions !== undefined) await run(db, "desired", [strategy.desiredPositions, strategy.id]);
     }
+    if (batch.recordTotals.length > 0) await run(db, "recordTotals", arrays(batch.recordTotals, RECORD_COLUMNS));
     if (batch.consumers.length > 0) {
       await run(db, "consumers", [
         batch.consumers.map((c) => c.consumer),

@@ -134,6 +134,21 @@ const EVENT_COLUMNS = [
   "at",
 ];
 
+const RECORD_COLUMNS = [
+  "strategy_id",
+  "fills_stock",
+  "fills_option",
+  "fills_future",
+  "fills_forex",
+  "latest_fill_at",
+  "closed_trades",
+  "winners",
+  "losers",
+  "sum_winners_cents",
+  "sum_losers_cents",
+  "duration_ms",
+] as const;
+
 const insert = (table: string, columns: readonly string[], tail = "") =>
   db.prepare(`insert into ${table} (${columns.join(", ")}) values (${columns.map((c) => `@${c}`).join(", ")})${tail}`);
 
@@ -169,6 +184,16 @@ const statements = {
   event: insert("order_events", EVENT_COLUMNS),
   consumerAt: db.prepare<[string, number], { seq: number }>(
     "select seq from outbox_positions where consumer = ? and account_id = ?",
+  ),
+  recordTotals: db.prepare(
+    `insert into strategy_records (${RECORD_COLUMNS.join(", ")}) values (${RECORD_COLUMNS.map((c) => `@${c}`).join(", ")})
+      on conflict (strategy_id) do update set ${RECORD_COLUMNS.slice(1)
+        .map((c) =>
+          c === "latest_fill_at"
+            ? "latest_fill_at = coalesce(max(latest_fill_at, excluded.latest_fill_at), latest_fill_at, excluded.latest_fill_at)"
+            : `${c} = ${c} + excluded.${c}`,
+        )
+        .join(", ")}`,
   ),
   consumer: db.prepare(
     `insert into outbox_positions (consumer, account_id, seq) values (@consumer, @accountId, @seq)
@@ -221,6 +246,7 @@ function commit(batch: JournalBatch): CommitOutcome {
       for (const kind of strategy.tradedKinds) statements.traded[kind].run(strategy.id);
       if (strategy.desiredPositions !== undefined) statements.desired.run(strategy.desiredPositions, strategy.id);
     }
+    for (const totals of batch.recordTotals) statements.recordTotals.run(totals);
     for (const consumer of batch.consumers) statements.consumer.run(consumer);
     for (const account of batch.accounts) statements.account.run(account);
     return { ok: true };

@@ -1,0 +1,48 @@
+import type { RecordTotals } from "../../store/journal/batch.js";
+import type { OutboxEvent } from "./events.js";
+
+/**
+ * A consumer of the outbox: it reads each account's events in order and
+ * turns them into writes, which are committed in one transaction with its new
+ * position in that account's events (src/engine/outbox/runner.ts). Events
+ * may come again (after a crash, or when another process consumed them
+ * first): the position, moved only from where it was, makes each count once.
+ * `consume` is a pure function of the events.
+ */
+export interface OutboxConsumer {
+  readonly name: string;
+  consume(events: readonly OutboxEvent[]): ConsumerWrites;
+}
+
+/** The writes consumers may make, committed with their positions. */
+export interface ConsumerWrites {
+  readonly recordTotals: readonly RecordTotals[];
+}
+
+export const noWrites = (): ConsumerWrites => ({ recordTotals: [] });
+
+/** The writes of two deliveries as one (record totals of a strategy add up). */
+export function mergeWrites(first: ConsumerWrites, later: ConsumerWrites): ConsumerWrites {
+  const totals = new Map<number, RecordTotals>(first.recordTotals.map((t) => [t.strategy_id, t]));
+  for (const next of later.recordTotals) {
+    const kept = totals.get(next.strategy_id);
+    totals.set(next.strategy_id, kept ? addTotals(kept, next) : next);
+  }
+  return { recordTotals: [...totals.values()] };
+}
+
+export const addTotals = (a: RecordTotals, b: RecordTotals): RecordTotals => ({
+  strategy_id: a.strategy_id,
+  fills_stock: a.fills_stock + b.fills_stock,
+  fills_option: a.fills_option + b.fills_option,
+  fills_future: a.fills_future + b.fills_future,
+  fills_forex: a.fills_forex + b.fills_forex,
+  latest_fill_at:
+    a.latest_fill_at === null ? b.latest_fill_at : Math.max(a.latest_fill_at, b.latest_fill_at ?? a.latest_fill_at),
+  closed_trades: a.closed_trades + b.closed_trades,
+  winners: a.winners + b.winners,
+  losers: a.losers + b.losers,
+  sum_winners_cents: a.sum_winners_cents + b.sum_winners_cents,
+  sum_losers_cents: a.sum_losers_cents + b.sum_losers_cents,
+  duration_ms: a.duration_ms + b.duration_ms,
+});

@@ -1,0 +1,93 @@
+import type { Selectable } from "kysely";
+import type { NewOrderEvent, StoredOrder } from "../../store/journal/batch.js";
+import type { OrderEventsTable } from "../../store/schema.js";
+import type { OrderEvent, OrderEventKind } from "../frame/journal-entry.js";
+
+/**
+ * The outbox as its consumers read it: an account's order events and fills
+ * in the order they were committed (seq, gap-free per account), each with
+ * what it says as stored (a JSON object).
+ */
+export interface OutboxEvent {
+  readonly accountId: number;
+  readonly seq: number;
+  readonly kind: OrderEventKind;
+  readonly orderId: number | null;
+  readonly payload: Readonly<Record<string, unknown>>;
+  readonly atMs: number;
+}
+
+/**
+ * What an event says: a fill (with, when it closed its trade, the trade's
+ * opening, closing, realized profit and commission); an accepted order whole;
+ * a working one with what the fill loop needs to watch it; any other its
+ * state after the event.
+ */
+export function payloadOf(event: OrderEvent): Readonly<Record<string, unknown>> {
+  if (event.fill) {
+    const trade = event.closedTrade;
+    return trade
+      ? {
+          ...event.fill,
+          trade: {
+            opened_at: trade.opened_at,
+            closed_at: trade.closed_at,
+            realized: trade.realized,
+            commission: trade.commission,
+          },
+        }
+      : event.fill;
+  }
+  const { order } = event;
+  if (event.kind === "accepted") return order;
+  const state: Partial<StoredOrder> = {
+    status: order.status,
+    filled_quantity: order.filled_quantity,
+    filled_notional: order.filled_notional,
+    info: order.info,
+  };
+  if (event.kind !== "working") return state;
+  return {
+    ...state,
+    symbol: order.symbol,
+    symbol_type: order.symbol_type,
+    side: order.side,
+    order_type: order.order_type,
+    limit_price: order.limit_price,
+    stop_price: order.stop_price,
+  };
+}
+
+export const outboxEventOf = (event: OrderEvent, payload = payloadOf(event)): OutboxEvent => ({
+  accountId: event.accountId,
+  seq: event.seq,
+  kind: event.kind,
+  orderId: event.orderId,
+  payload,
+  atMs: event.atMs,
+});
+
+/** The outbox row of an event, as the journal stores it. */
+export function outboxRowOf(event: OrderEvent, origin: string): NewOrderEvent {
+  return {
+    account_id: event.accountId,
+    seq: event.seq,
+    kind: event.kind,
+    order_id: event.orderId,
+    payload: JSON.stringify(payloadOf(event)),
+    actor_person_id: event.actorPersonId,
+    on_behalf_of_person_id: event.onBehalfOfPersonId,
+    origin,
+    at: event.atMs,
+  };
+}
+
+/** An event read back from the outbox. */
+export const outboxEventOfRow = (row: Selectable<OrderEventsTable>): OutboxEvent => ({
+  accountId: row.account_id,
+  seq: row.seq,
+  kind: row.kind as OrderEventKind,
+  orderId: row.order_id,
+  payload: JSON.parse(row.payload) as Readonly<Record<string, unknown>>,
+  atMs: row.at,
+});

@@ -1,0 +1,225 @@
+import type { Logger } from "pino";
+import type { ConsumerAdvance, RecordTotals } from "../../store/journal/batch.js";
+import type { Storage } from "../../store/storage.js";
+import type { BatchContributor, TradingFrame } from "../frame/frame.js";
+import type { OrderEvent } from "../frame/journal-entry.js";
+import { type ConsumerWrites, mergeWrites, noWrites, type OutboxConsumer } from "./consumer.js";
+import { type OutboxEvent, outboxEventOf, outboxEventOfRow } from "./events.js";
+
+/**
+ * Runs the outbox's consumers. Each consumer has a position in each
+ * account's events, stored with what it wrote: delivery is at least once
+ * (events may come again after a crash, or when another process consumed
+ * them first) and the position, moved only from where it was (checked under
+ * the row lock), makes each event count once.
+ *
+ * The events this process commits are delivered in memory right after their
+ * commit, and what the consumer writes goes into the frame's next batch. An
+ * account whose position is not known here (after a start, a conflict,
+ * another process's commits) is read from storage instead: its position and
+ * the events after it. At start every account behind is brought up to date,
+ * so a consumer resumes where it stopped; a slow rescan catches what a
+ * stopped process left behind.
+ */
+const RESCAN_MS = 30_000;
+
+interface Delivery {
+  readonly consumer: OutboxConsumer;
+  readonly accountId: number;
+  /** The position the writes start from (null: none stored yet). */
+  readonly expected: number | null;
+  seq: number;
+  writes: ConsumerWrites;
+}
+
+export class OutboxRunner implements BatchContributor {
+  /** Each consumer's position per account, where known. */
+  readonly #known = new Map<string, number | null>();
+  /** Deliveries waiting for the next batch, by consumer and account. */
+  readonly #waiting = new Map<string, Delivery>();
+  /** Deliveries in the batch being committed. */
+  #inFlight: Delivery[] = [];
+  /** Accounts being read from storage, by consumer and account. */
+  readonly #reading = new Set<string>();
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly frame: TradingFrame,
+    private readonly consumers: readonly OutboxConsumer[],
+    private readonly logger: Logger,
+  ) {
+    frame.listen({ committed: (events) => this.#deliver(events) });
+    frame.contribute(this);
+  }
+
+  /** Brings every consumer up to date with what is stored, then rescans now and then. */
+  async start(): Promise<void> {
+    await this.#rescan();
+    this.#timer = setInterval(() => {
+      void this.#rescan().catch((error: unknown) => this.logger.error({ err: error }, "rescanning the outbox failed"));
+    }, RESCAN_MS);
+    this.#timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.frame.drain();
+  }
+
+  get hasWork(): boolean {
+    return this.#waiting.size > 0;
+  }
+
+  take(): { readonly consumers: ConsumerAdvance[]; readonly recordTotals: RecordTotals[] } | null {
+    if (this.#waiting.size === 0) return null;
+    this.#inFlight = [...this.#waiting.values()];
+    this.#waiting.clear();
+    const consumers = this.#inFlight.map((d) => ({
+      consumer: d.consumer.name,
+      accountId: d.accountId,
+      expected: d.expected,
+      seq: d.seq,
+    }));
+    const writes = this.#inFlight.reduce((all, d) => mergeWrites(all, d.writes), noWrites());
+    return { consumers, recordTotals: [...writes.recordTotals] };
+  }
+
+  settled(committed: boolean, conflicts: ReadonlySet<string> | null): void {
+    const done = this.#inFlight;
+    this.#inFlight = [];
+    if (committed) return;
+    for (const delivery of done) {
+      const key = keyOf(delivery.consumer, delivery.accountId);
+      if (conflicts === null || conflicts.has(key)) {
+        // Moved by another writer, or the batch failed: what is stored is read again.
+        this.#known.delete(key);
+        this.#waiting.delete(key);
+        this.#readLater(delivery.consumer, delivery.accountId);
+        continue;
+      }
+      // Not written with a batch another account's conflict held back: it waits for the next.
+      const later = this.#waiting.get(key);
+      if (later) {
+        later.writes = mergeWrites(delivery.writes, later.writes);
+        this.#waiting.set(key, { ...later, expected: delivery.expected });
+      } else {
+        this.#waiting.set(key, delivery);
+      }
+    }
+    this.frame.requestFlush();
+  }
+
+  /** Hands the events just committed to each consumer whose position in their account is known. */
+  #deliver(events: readonly OrderEvent[]): void {
+    if (this.#stopped || events.length === 0) return;
+    const byAccount = new Map<number, OutboxEvent[]>();
+    for (const event of events) {
+      const list = byAccount.get(event.accountId);
+      const outboxEvent = outboxEventOf(event);
+      if (list) list.push(outboxEvent);
+      else byAccount.set(event.accountId, [outboxEvent]);
+    }
+    for (const consumer of this.consumers) {
+      for (const [accountId, list] of byAccount) this.#take(consumer, accountId, list, null);
+    }
+    this.frame.requestFlush();
+  }
+
+  /**
+   * Gives events of an account to a consumer when they follow its position
+   * (`from`: the position they were read after, when read from storage).
+   */
+  #take(
+    consumer: OutboxConsumer,
+    accountId: number,
+    events: readonly OutboxEvent[],
+    from: number | null | undefined,
+  ): void {
+    const key = keyOf(consumer, accountId);
+    const first = events[0];
+    const last = events.at(-1);
+    if (!first || !last) return;
+    if (this.#reading.has(key)) return;
+    const known = from !== undefined ? from : this.#known.get(key);
+    const position = this.#pending(key) ?? known;
+    if (position === undefined || (position ?? 0) + 1 !== first.seq) {
+      this.#readLater(consumer, accountId);
+      return;
+    }
+    const writes = consumer.consume(events);
+    const waiting = this.#waiting.get(key);
+    if (waiting) {
+      waiting.seq = last.seq;
+      waiting.writes = mergeWrites(waiting.writes, writes);
+    } else {
+      this.#waiting.set(key, { consumer, accountId, expected: position, seq: last.seq, writes });
+    }
+    this.#known.set(key, last.seq);
+  }
+
+  /** Where the consumer will stand once what waits and what is in flight is committed. */
+  #pending(key: string): number | undefined {
+    return this.#waiting.get(key)?.seq;
+  }
+
+  #readLater(consumer: OutboxConsumer, accountId: number): void {
+    const key = keyOf(consumer, accountId);
+    if (this.#reading.has(key) || this.#stopped) return;
+    this.#reading.add(key);
+    this.#read(consumer, accountId)
+      .catch((error: unknown) => this.logger.error({ err: error, accountId }, "reading the outbox failed"))
+      .finally(() => this.#reading.delete(key));
+  }
+
+  /** Reads the consumer's position in the account's events and the events after it, and takes them. */
+  async #read(consumer: OutboxConsumer, accountId: number): Promise<void> {
+    // What is in flight settles first: its outcome says where the position stands.
+    await this.frame.drain();
+    const key = keyOf(consumer, accountId);
+    const db = this.storage.db;
+    const stored = await db
+      .selectFrom("outbox_positions")
+      .select("seq")
+      .where("consumer", "=", consumer.name)
+      .where("account_id", "=", accountId)
+      .executeTakeFirst();
+    const position = stored?.seq ?? null;
+    const rows = await db
+      .selectFrom("order_events")
+      .selectAll()
+      .where("account_id", "=", accountId)
+      .where("seq", ">", position ?? 0)
+      .orderBy("seq")
+      .execute();
+    this.#reading.delete(key);
+    this.#known.set(key, rows.length === 0 ? position : position);
+    if (rows.length > 0) this.#take(consumer, accountId, rows.map(outboxEventOfRow), position);
+    this.frame.requestFlush();
+  }
+
+  /** Brings every account whose events a consumer has not read up to date. */
+  async #rescan(): Promise<void> {
+    for (const consumer of this.consumers) {
+      const behind = await this.storage.db
+        .selectFrom("accounts as a")
+        .leftJoin("outbox_positions as p", (join) =>
+          join.onRef("p.account_id", "=", "a.id").on("p.consumer", "=", consumer.name),
+        )
+        .select(["a.id", "a.event_seq", "p.seq"])
+        .where((eb) => eb("a.event_seq", ">", eb.fn.coalesce("p.seq", eb.lit(0))))
+        .execute();
+      for (const account of behind) {
+        const key = keyOf(consumer, account.id);
+        if (this.#waiting.has(key) || this.#inFlight.some((d) => keyOf(d.consumer, d.accountId) === key)) continue;
+        this.#known.delete(key);
+        this.#readLater(consumer, account.id);
+      }
+    }
+  }
+}
+
+const keyOf = (consumer: OutboxConsumer, accountId: number) => `${consumer.name}:${accountId}`;
