@@ -39,14 +39,14 @@ export class TransientMap<K, V> extends Map<K, V> {
 
   /** Lets `editable` hand out this map itself until `close` or `undo`. */
   open(): void {
-    this.#before.clear();
+    if (this.#before.size > 0) this.#before.clear();
     this.#open = true;
   }
 
   /** Keeps the changes made since `open`. */
   close(): void {
     this.#open = false;
-    this.#before.clear();
+    if (this.#before.size > 0) this.#before.clear();
   }
 
   /** Puts back what the changed keys held at `open`. */

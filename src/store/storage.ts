@@ -1,9 +1,10 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
-import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect, SqliteDialect } from "kysely";
+import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect } from "kysely";
 import pg from "pg";
 import type { Database } from "./schema.js";
+import { QueuedSqliteDialect } from "./sqlite-dialect.js";
 import { configureSqlite } from "./sqlite-settings.js";
 
 export type Backend = "sqlite" | "postgres";
@@ -52,7 +53,7 @@ function openSqlite(dataDir: string): Storage {
   const file = join(dataDir, "strategy-hub.sqlite");
   const database = new SqliteDatabase(file);
   configureSqlite(database);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const db = new Kysely<Database>({ dialect: new QueuedSqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
     backend: "sqlite",

@@ -169,12 +169,6 @@ export interface AccountRows {
   readonly openTrades: readonly StoredTrade[];
 }
 
-/** The model account of a strategy and its live state; undefined when there is no such strategy. */
-export async function readModelAccount(db: Tx, strategyId: number): Promise<AccountRows | undefined> {
-  const [rows] = await readModelAccounts(db, { strategyIds: [strategyId] });
-  return rows;
-}
-
 /** A large `in` list is sent in pieces of this many. */
 const IN_LIST = 500;
 

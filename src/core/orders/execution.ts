@@ -197,8 +197,11 @@ export function advance(
   // What each quote still offers on each side: two orders never take the same size twice.
   const sizeLeft = new Map<string, Decimal | null>();
   let current = state;
-  const due = [...current.expiresAtMs].filter(([id, at]) => at <= nowMs && isLive(current, id)).map(([id]) => id);
-  if (due.length > 0) current = withBook(current, expire(current.book, due, nowMs), events);
+  if (current.expiresAtMs.size > 0) {
+    const due: number[] = [];
+    for (const [id, at] of current.expiresAtMs) if (at <= nowMs && isLive(current, id)) due.push(id);
+    if (due.length > 0) current = withBook(current, expire(current.book, due, nowMs), events);
+  }
   // Orders only end or start in this step: which exits belong to which entry stays as it is.
   let exitsOf: Map<number, number[]> | null = null;
   const all = focus === "all";
@@ -271,6 +274,7 @@ export function advance(
     }
   }
   // The open trades looked at: all of them, or those in symbols whose quote moved, that filled, or that saw extremes.
+  if (current.positions.size === 0) return { state: current, fills, events };
   const watched = all
     ? undefined
     : new Set([...focusSymbols, ...filledSymbols, ...extremes.keys(), ...focusedSymbols(state, focusOrders)]);

@@ -6,9 +6,9 @@ import type { AllocatedTable, IdRanges, Journal } from "../../store/journal/batc
  * process reserves blocks from storage ahead of need; ids of a block a process
  * never uses are skipped, never reused.
  */
-const BLOCK = 2_000;
+const BLOCK = 10_000;
 /** Below this many left, the next block is reserved in the background. */
-const LOW_WATER = 500;
+const LOW_WATER = 5_000;
 
 class IdPool {
   #ranges: [number, number][] = [];
@@ -38,6 +38,7 @@ class IdPool {
     if (range[0] === range[1]) this.#ranges.shift();
     else range[0] += 1;
     this.#left -= 1;
+    if (this.#left < LOW_WATER) void this.#reserve(BLOCK).catch(() => undefined);
     return id;
   }
 

@@ -14,9 +14,10 @@ import type { WorkingAccount } from "./account.js";
  * What one operation changed in an account, as rows to store and as order
  * events for the outbox, worked out by comparing the account before and
  * after. Events follow the order state machine (API.md "Order status codes"):
- * an order is accepted (A), starts working (0), fills (1, 2) or ends
- * canceled (4), replaced (5), rejected (8) or expired (C); every fill is an
- * event of its own.
+ * an order is accepted (its payload says whether it is held, A, or works at
+ * once, 0), a held one starts working (0), it fills (1, 2) or ends canceled
+ * (4), replaced (5), rejected (8) or expired (C); every fill is an event of
+ * its own.
  */
 export type OrderEventKind =
   | "accepted"
@@ -288,11 +289,11 @@ export function recordOperation(
     if (fill.trade_id !== null && changes.trades.get(fill.trade_id)?.row.closed_at != null)
       closing.set(fill.trade_id, fill);
   }
+  // A new order is accepted (its status says whether it works at once or is held); a held one works later.
   for (const { row, old } of changed) if (!old) event("accepted", row);
   for (const { order, row, old } of changed) {
-    const wasWaiting = !old || old.state.status === "PendingNew";
     const started = WORKING.has(order.state.status) || order.state.status === "Filled";
-    if (wasWaiting && started) event("working", row);
+    if (old?.state.status === "PendingNew" && started) event("working", row);
   }
   for (const fill of changes.fills) {
     const closedTrade =

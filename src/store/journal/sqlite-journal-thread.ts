@@ -6,9 +6,9 @@ import type { AllocatedTable, CommitOutcome, IdRanges, JournalBatch } from "./ba
 /**
  * The SQLite journal's own thread: it owns a connection of its own and
  * writes the trading frame's batches (each in one transaction, synchronous
- * FULL) and checkpoints the WAL, so neither the commit's fsync nor a
- * checkpoint ever runs on the service's event loop. Statements are prepared
- * once.
+ * FULL), so no commit's fsync ever runs on the service's event loop (the WAL
+ * is checkpointed on yet another thread, sqlite-checkpoint-thread.ts).
+ * Statements are prepared once.
  */
 export interface JournalRequest {
   readonly id: number;
@@ -22,7 +22,7 @@ export type JournalReply =
   | { readonly id: number; readonly ok: true; readonly value: CommitOutcome | IdRanges | null }
   | { readonly id: number; readonly ok: false; readonly message: string };
 
-const { file, checkpointMs } = workerData as { file: string; checkpointMs: number };
+const { file } = workerData as { file: string };
 const db = new Database(file);
 configureSqlite(db);
 
@@ -149,6 +149,29 @@ const RECORD_COLUMNS = [
   "duration_ms",
 ] as const;
 
+/** Rows per multi-row insert: fewer statements to run for a large batch (SQLite allows 32,766 parameters). */
+const ROWS_PER_INSERT = 64;
+
+/**
+ * Inserts rows `ROWS_PER_INSERT` to a statement (the rest one by one), each
+ * statement prepared once.
+ */
+function multiRowInsert(table: string, columns: readonly string[]) {
+  const placeholders = `(${columns.map(() => "?").join(", ")})`;
+  const many = db.prepare(
+    `insert into ${table} (${columns.join(", ")}) values ${Array.from({ length: ROWS_PER_INSERT }, () => placeholders).join(", ")}`,
+  );
+  const one = db.prepare(`insert into ${table} (${columns.join(", ")}) values ${placeholders}`);
+  const valuesOf = (row: object) => columns.map((c) => (row as Record<string, unknown>)[c] ?? null);
+  return (rows: readonly object[]) => {
+    let i = 0;
+    for (; i + ROWS_PER_INSERT <= rows.length; i += ROWS_PER_INSERT) {
+      many.run(rows.slice(i, i + ROWS_PER_INSERT).flatMap(valuesOf));
+    }
+    for (; i < rows.length; i++) one.run(valuesOf(rows[i] as object));
+  };
+}
+
 const insert = (table: string, columns: readonly string[], tail = "") =>
   db.prepare(`insert into ${table} (${columns.join(", ")}) values (${columns.map((c) => `@${c}`).join(", ")})${tail}`);
 
@@ -168,11 +191,11 @@ const statements = {
   },
   desired: db.prepare("update strategies set desired_positions = ? where id = ?"),
   ocaGroup: insert("oca_groups", ["id", "strategy_id", "account_id", "local_id"]),
-  newOrder: insert("orders", ORDER_COLUMNS),
+  newOrders: multiRowInsert("orders", ORDER_COLUMNS),
   changedOrder: db.prepare(`update orders set ${ORDER_CHANGES.map((c) => `${c} = @${c}`).join(", ")} where id = @id`),
-  newTrade: insert("trades", TRADE_COLUMNS),
+  newTrades: multiRowInsert("trades", TRADE_COLUMNS),
   changedTrade: db.prepare(`update trades set ${TRADE_CHANGES.map((c) => `${c} = @${c}`).join(", ")} where id = @id`),
-  fill: insert("fills", FILL_COLUMNS),
+  fills: multiRowInsert("fills", FILL_COLUMNS),
   position: insert(
     "positions",
     POSITION_COLUMNS,
@@ -181,7 +204,7 @@ const statements = {
       .join(", ")}`,
   ),
   closedPosition: db.prepare("delete from positions where account_id = @account_id and symbol = @symbol"),
-  event: insert("order_events", EVENT_COLUMNS),
+  events: multiRowInsert("order_events", EVENT_COLUMNS),
   consumerAt: db.prepare<[string, number], { seq: number }>(
     "select seq from outbox_positions where consumer = ? and account_id = ?",
   ),
@@ -234,14 +257,14 @@ function commit(batch: JournalBatch): CommitOutcome {
       return { ok: false, conflicts, consumerConflicts };
     }
     for (const group of batch.ocaGroups) statements.ocaGroup.run(group);
-    for (const order of batch.newOrders) statements.newOrder.run(order);
-    for (const trade of batch.newTrades) statements.newTrade.run(trade);
+    statements.newOrders(batch.newOrders);
+    statements.newTrades(batch.newTrades);
     for (const order of batch.changedOrders) statements.changedOrder.run(order);
     for (const trade of batch.changedTrades) statements.changedTrade.run(trade);
-    for (const fill of batch.fills) statements.fill.run(fill);
+    statements.fills(batch.fills);
     for (const position of batch.closedPositions) statements.closedPosition.run(position);
     for (const position of batch.positions) statements.position.run(position);
-    for (const event of batch.events) statements.event.run(event);
+    statements.events(batch.events);
     for (const strategy of batch.strategies) {
       for (const kind of strategy.tradedKinds) statements.traded[kind].run(strategy.id);
       if (strategy.desiredPositions !== undefined) statements.desired.run(strategy.desiredPositions, strategy.id);
@@ -266,8 +289,6 @@ function reserve(table: AllocatedTable, count: number): IdRanges {
   });
 }
 
-const checkpoints = setInterval(() => db.pragma("wal_checkpoint(PASSIVE)"), checkpointMs);
-
 parentPort?.on("message", (request: JournalRequest) => {
   const { id, command } = request;
   try {
@@ -275,7 +296,6 @@ parentPort?.on("message", (request: JournalRequest) => {
     if (command.kind === "commit") value = commit(command.batch);
     else if (command.kind === "reserve") value = reserve(command.table, command.count);
     else {
-      clearInterval(checkpoints);
       db.close();
     }
     parentPort?.postMessage({ id, ok: true, value } satisfies JournalReply);

@@ -1,20 +1,27 @@
+import { once } from "node:events";
 import { Worker } from "node:worker_threads";
 import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
 import type { JournalReply, JournalRequest } from "./sqlite-journal-thread.js";
 
-/** How often the journal's thread checkpoints the WAL. */
+/** How often the checkpointing thread checkpoints the WAL. */
 const CHECKPOINT_MS = 250;
 
 /**
  * The embedded database's journal: batches go to a thread of their own
  * (sqlite-journal-thread.ts) that owns a connection and answers once each
- * batch is durably committed.
+ * batch is durably committed; another thread checkpoints the WAL.
  */
 export function openSqliteJournal(file: string): Journal {
   const worker = new Worker(threadEntry(new URL("./sqlite-journal-thread.ts", import.meta.url)), {
     eval: true,
+    workerData: { file },
+  });
+  const checkpointer = new Worker(threadEntry(new URL("./sqlite-checkpoint-thread.ts", import.meta.url)), {
+    eval: true,
     workerData: { file, checkpointMs: CHECKPOINT_MS },
   });
+  checkpointer.on("error", () => undefined);
+  const checkpointerExited = once(checkpointer, "exit");
   const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
   let next = 1;
   let failure: Error | null = null;
@@ -45,6 +52,8 @@ export function openSqliteJournal(file: string): Journal {
     commit: (batch: JournalBatch) => send<CommitOutcome>({ kind: "commit", batch }),
     reserveIds: (table: AllocatedTable, count: number) => send<IdRanges>({ kind: "reserve", table, count }),
     async close() {
+      checkpointer.postMessage("close");
+      await checkpointerExited;
       if (failure) return;
       await send({ kind: "close" });
       await worker.terminate();
