@@ -30,6 +30,7 @@ export function parseMarketFeed(value: string | undefined): MarketFeed {
 
 export class MarketData {
   readonly #manual = new Map<string, MarketQuote>();
+  #handQuotes = 0;
   /** What fills have taken from each symbol's current quote, by side, so its size is taken once. */
   readonly #taken = new Map<string, { readonly quote: string; buy: Decimal; sell: Decimal }>();
   readonly #replay = new Map<string, MarketQuote[]>();
@@ -58,6 +59,12 @@ export class MarketData {
   /** A hand quote: from now on the other sources leave this symbol alone. */
   setQuote(quote: MarketQuote): void {
     this.#manual.set(quote.symbol, quote);
+    this.#handQuotes += 1;
+  }
+
+  /** Counts hand quotes set: what a view of the market at an instant shows changes only with them. */
+  get handQuotes(): number {
+    return this.#handQuotes;
   }
 
   /** The quote with what fills have already taken from its sizes removed. */

@@ -11,6 +11,21 @@ export interface TradingMarketView extends MarketView {
   take(fills: readonly FillRecord[], direction?: 1 | -1): void;
 }
 
+/**
+ * The view of the market at an instant, kept for the operations that follow
+ * at the same instant: it shows the same until a hand quote is set (the
+ * sizes fills take are looked up at each use).
+ */
+const views = new WeakMap<MarketData, { readonly nowMs: number; readonly handQuotes: number; readonly view: TradingMarketView }>();
+
+export function sharedMarketViewAt(market: MarketData, nowMs: number): TradingMarketView {
+  const kept = views.get(market);
+  if (kept && kept.nowMs === nowMs && kept.handQuotes === market.handQuotes) return kept.view;
+  const view = marketViewAt(market, nowMs);
+  views.set(market, { nowMs, handQuotes: market.handQuotes, view });
+  return view;
+}
+
 /** Prices (less the size fills have taken), sessions and dollar rates at the moment, read once per symbol. */
 export function marketViewAt(market: MarketData, nowMs: number): TradingMarketView {
   const quotes = new Map<string, MarketQuote | null>();

@@ -27,7 +27,7 @@ import {
   termsOfRow,
 } from "../../store/trading-state.js";
 import type { MarketData } from "../market-data.js";
-import { marketViewAt, type TradingMarketView } from "../market-view.js";
+import { sharedMarketViewAt, type TradingMarketView } from "../market-view.js";
 import { outboxRowOf } from "../outbox/events.js";
 import { accountOfRows, type CommittedAccount, isActiveRow, type WorkingAccount } from "./account.js";
 import { Ids } from "./ids.js";
@@ -499,7 +499,7 @@ export class TradingFrame {
 
   #run(slot: Slot, operation: PendingOperation, before: WorkingAccount): void {
     const nowMs = operation.ctx.clock.nowMs();
-    const market = marketViewAt(operation.ctx.market, nowMs);
+    const market = sharedMarketViewAt(operation.ctx.market, nowMs);
     const newOrders = new Map<number, NewOrder>();
     const ocaGroups: StoredOcaGroup[] = [];
     const usedLocalIds: string[] = [];
