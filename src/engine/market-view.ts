@@ -16,7 +16,10 @@ export interface TradingMarketView extends MarketView {
  * at the same instant: it shows the same until a hand quote is set (the
  * sizes fills take are looked up at each use).
  */
-const views = new WeakMap<MarketData, { readonly nowMs: number; readonly handQuotes: number; readonly view: TradingMarketView }>();
+const views = new WeakMap<
+  MarketData,
+  { readonly nowMs: number; readonly handQuotes: number; readonly view: TradingMarketView }
+>();
 
 export function sharedMarketViewAt(market: MarketData, nowMs: number): TradingMarketView {
   const kept = views.get(market);

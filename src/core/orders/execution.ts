@@ -49,7 +49,18 @@ export interface TradingState {
   /** The open trades, and those this step closed, by key. */
   readonly trades: ReadonlyMap<number, TradeRecord>;
   readonly cash: Decimal;
+  /**
+   * When the holder of the state wants what happened to its orders in order
+   * (the outbox), every book event is also written here, and every fill after
+   * the book event that made it.
+   */
+  readonly log?: LoggedEvent[];
 }
+
+/** A book event, or a fill (of the book event before it), as it happened. */
+export type LoggedEvent =
+  | { readonly kind: "book"; readonly event: BookEvent }
+  | { readonly kind: "fill"; readonly fill: FillRecord };
 
 export interface FillRecord {
   readonly orderId: number;
@@ -100,6 +111,7 @@ const isLive = (state: TradingState, id: number) => {
 export function withBook(state: TradingState, result: BookResult, events: BookEvent[]): TradingState {
   if (!result.ok) throw new Error(`book operation refused: ${result.reason}`);
   events.push(...result.events);
+  if (state.log) for (const event of result.events) state.log.push({ kind: "book", event });
   return { ...state, book: result.book };
 }
 
@@ -257,17 +269,33 @@ export function advance(
       // Unique for the order for all time: what it had filled before this fill only grows.
       const eventId = `fill-${order.id}-${live.state.filledQuantity}`;
       const filledOrder = fill(current.book, order.id, filled.quantity, filled.price, eventId, nowMs);
-      current = withBook(current, filledOrder, events);
+      if (!filledOrder.ok) throw new Error(`book operation refused: ${filledOrder.reason}`);
+      events.push(...filledOrder.events);
       // A complete fill releases the order's children: they are tried on the next pass.
-      if (filledOrder.ok) for (const event of filledOrder.events) focusOrders.add(event.orderId);
-      const settled = settle(current, terms, order.id, filled.quantity, filled.price, usdRate, {
-        plan,
-        market,
-        nowMs,
-        tradeKeys,
-      });
+      for (const event of filledOrder.events) focusOrders.add(event.orderId);
+      const settled = settle(
+        { ...current, book: filledOrder.book },
+        terms,
+        order.id,
+        filled.quantity,
+        filled.price,
+        usdRate,
+        {
+          plan,
+          market,
+          nowMs,
+          tradeKeys,
+        },
+      );
       current = settled.state;
       fills.push(...settled.fills);
+      // As it happened: the order's fill, the fill itself, then what the fill ended or released.
+      const [filledEvent, ...following] = filledOrder.events;
+      if (current.log) {
+        if (filledEvent) current.log.push({ kind: "book", event: filledEvent });
+        for (const made of settled.fills) current.log.push({ kind: "fill", fill: made });
+        for (const event of following) current.log.push({ kind: "book", event });
+      }
       // A closing order left working on a now-flat position is canceled on the next pass.
       moved = true;
       filledSymbols.add(instrument.fullSymbol);

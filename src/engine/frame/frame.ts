@@ -512,7 +512,8 @@ export class TradingFrame {
     const op: AccountOperation = {
       nowMs,
       market,
-      account: before,
+      // What happens to the account's orders is logged as it happens, for the outbox.
+      account: { ...before, state: { ...before.state, log: [] } },
       newOrder(order) {
         const id = take(ids.orders);
         newOrders.set(id, { ...order, id });

@@ -1,8 +1,9 @@
 import { addCommissions } from "../../core/commissions.js";
-import { add, type Decimal, formatDecimal, ZERO } from "../../core/decimal.js";
+import { add, type Decimal, decimal, formatDecimal, ZERO } from "../../core/decimal.js";
 import type { BookOrder } from "../../core/orders/book.js";
 import type { FillRecord, HeldPosition, TradingState } from "../../core/orders/execution.js";
-import { type OrderStatus, TERMINAL, WORKING } from "../../core/orders/status.js";
+import { applyEvent, newOrder, type OrderState } from "../../core/orders/order.js";
+import { type OrderStatus, TERMINAL } from "../../core/orders/status.js";
 import type { OrderTerms } from "../../core/orders/terms.js";
 import type { TradeRecord } from "../../core/trades.js";
 import { editable, TransientMap } from "../../core/transient.js";
@@ -89,6 +90,14 @@ const onlyEvaluated = (was: TradeRecord, trade: TradeRecord): boolean =>
   was.closedQuantity === trade.closedQuantity &&
   was.realized === trade.realized &&
   was.commission === trade.commission;
+
+/** The order's row as it stood in a state (its status and what it had filled). */
+const asOf = (row: StoredOrder, state: OrderState): StoredOrder => ({
+  ...row,
+  status: state.status,
+  filled_quantity: formatDecimal(state.filledQuantity),
+  filled_notional: formatDecimal(state.filledNotional),
+});
 
 /** Ended orders the book may hold before they are taken out. */
 const ENDED_KEPT = 64;
@@ -183,7 +192,6 @@ export function recordOperation(
   const strategyId = before.strategy.id;
   const changes = noChanges();
   const rows = editable(before.rows);
-  const changed: { order: BookOrder; row: StoredOrder; old: BookOrder | undefined }[] = [];
   let endedNow = 0;
   for (const id of changedOrderIds(after)) {
     const order = after.book.get(id);
@@ -226,7 +234,6 @@ export function recordOperation(
     }
     rows.set(order.id, row);
     changes.orders.set(order.id, { row, isNew: made !== undefined });
-    changed.push({ order, row, old });
     if (made) {
       const column = TRADES_COLUMNS[made.terms.instrument.symbolType];
       if (!before.strategy.traded.has(column)) changes.traded.add(column);
@@ -289,24 +296,48 @@ export function recordOperation(
     if (fill.trade_id !== null && changes.trades.get(fill.trade_id)?.row.closed_at != null)
       closing.set(fill.trade_id, fill);
   }
-  // A new order is accepted (its status says whether it works at once or is held); a held one works later.
-  for (const { row, old } of changed) if (!old) event("accepted", row);
-  for (const { order, row, old } of changed) {
-    const started = WORKING.has(order.state.status) || order.state.status === "Filled";
-    if (old?.state.status === "PendingNew" && started) event("working", row);
+  // The book's events and the fills as they happened, each order shown as it stood after each.
+  const fillRows = new Map(op.fills.map((fill, i) => [fill, changes.fills[i] as NewFill]));
+  const standing = new Map<number, OrderState>();
+  // An order's fill is told after the fills it made: its status event waits for them.
+  let waiting: { readonly kind: OrderEventKind; readonly row: StoredOrder } | null = null;
+  const tell = () => {
+    if (waiting) event(waiting.kind, waiting.row);
+    waiting = null;
+  };
+  for (const entry of after.log ?? []) {
+    if (entry.kind === "fill") {
+      const fill = fillRows.get(entry.fill) as NewFill;
+      const closedTrade =
+        fill.trade_id === null || closing.get(fill.trade_id) !== fill
+          ? undefined
+          : changes.trades.get(fill.trade_id)?.row;
+      const row = rows.get(fill.order_id) as StoredOrder;
+      const state = standing.get(fill.order_id);
+      event("fill", state ? asOf(row, state) : row, fill, closedTrade);
+      continue;
+    }
+    tell();
+    const { orderId, event: happened } = entry.event;
+    const row = rows.get(orderId);
+    if (!row) continue;
+    const known = standing.get(orderId) ?? previously(after.book, orderId)?.state;
+    const applied = applyEvent(known ?? newOrder(decimal(row.quantity)), happened);
+    if (!applied.ok) continue;
+    standing.set(orderId, applied.state);
+    const shown = asOf(row, applied.state);
+    if (happened.kind === "held") {
+      if (known === undefined) event("accepted", shown);
+    } else if (happened.kind === "accepted") {
+      // A new order working at once is accepted; a held one starts working.
+      event(known === undefined ? "accepted" : "working", shown);
+    } else {
+      const kind = STATUS_EVENTS[applied.state.status];
+      if (kind && happened.kind === "fill") waiting = { kind, row: shown };
+      else if (kind) event(kind, shown);
+    }
   }
-  for (const fill of changes.fills) {
-    const closedTrade =
-      fill.trade_id === null || closing.get(fill.trade_id) !== fill
-        ? undefined
-        : changes.trades.get(fill.trade_id)?.row;
-    event("fill", rows.get(fill.order_id) as StoredOrder, fill, closedTrade);
-  }
-  for (const { order, row, old } of changed) {
-    const kind = STATUS_EVENTS[order.state.status];
-    const moved = old?.state.status !== order.state.status || old.state.filledQuantity !== order.state.filledQuantity;
-    if (kind && moved) event(kind, row);
-  }
+  tell();
   if (op.desiredPositions !== undefined) changes.desiredPositions = op.desiredPositions;
 
   const ended: StoredOrder[] = [];
@@ -442,5 +473,7 @@ function pruned(
   }
   const notes = state.notes.size === 0 ? state.notes : editable(state.notes);
   if (notes !== state.notes) (notes as Map<number, string>).clear();
-  return { ...state, trades, notes };
+  // The log was the operation's: the account keeps none.
+  const { log: _, ...kept } = state;
+  return { ...kept, trades, notes };
 }
