@@ -40,12 +40,20 @@ interface SymbolState {
   last: { readonly quote: MarketQuote; readonly sessionOpensAtMs: number } | null;
 }
 
+type WaitingWork = "all" | { readonly orders: number[]; readonly symbols: string[] };
+
 export class FillLoop {
   readonly index = new OrderIndex();
   readonly #runtime: TradingRuntime;
   readonly #symbols = new Map<string, SymbolState>();
   /** Adverse prices seen for strategies' open trades since each was last worked. */
   readonly #adverse = new Map<number, Map<string, AdverseExtreme>>();
+  /**
+   * Work not yet applied, by strategy (its account was loading, or ids were
+   * short): quotes meanwhile add the orders they cross to it rather than
+   * queue more work on orders the first may fill.
+   */
+  readonly #waiting = new Map<number, WaitingWork>();
   #catchingUp: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
   #stopListening: (() => Promise<void>) | null = null;
@@ -207,15 +215,31 @@ export class FillLoop {
   }
 
   #work(strategyId: number, focus: Focus, quiet = false): void {
+    const waiting = this.#waiting.get(strategyId);
+    if (waiting !== undefined && !quiet) {
+      if (waiting === "all") return;
+      if (focus !== "all") {
+        waiting.orders.push(...focus.orders);
+        waiting.symbols.push(...focus.symbols);
+        return;
+      }
+    }
     const extremes = this.#adverse.get(strategyId);
     this.#adverse.delete(strategyId);
-    workStrategy(this.#runtime, strategyId, { extremes, focus, quiet }).catch((error: unknown) =>
-      this.logger.error({ err: error, strategyId }, "working a strategy's orders failed"),
-    );
+    // Read when the work is applied: quotes until then add what they cross.
+    const work: WaitingWork = focus === "all" ? "all" : { orders: [...focus.orders], symbols: [...focus.symbols] };
+    if (!quiet) this.#waiting.set(strategyId, work);
+    workStrategy(this.#runtime, strategyId, { extremes, focus: work, quiet })
+      .catch((error: unknown) => this.logger.error({ err: error, strategyId }, "working a strategy's orders failed"))
+      .finally(() => {
+        if (this.#waiting.get(strategyId) === work) this.#waiting.delete(strategyId);
+      });
   }
 
   /** Keeps the index on what the frame did to an account. */
   #follow(strategyId: number, account: WorkingAccount, changes: AccountChanges | null): void {
+    // The strategy's waiting work, if any, is applied or follows this: later quotes see the index as it is now.
+    this.#waiting.delete(strategyId);
     const { state } = account;
     if (changes === null) {
       this.index.replace(strategyOrdersOf(strategyId, this.#runtime.frame.versionOf(strategyId), state));

@@ -308,7 +308,11 @@ export class TradingFrame {
    * few statements whatever their number.
    */
   async preload(strategyIds?: readonly number[]): Promise<void> {
-    const rows = await readModelAccounts(this.storage.db, strategyIds === undefined ? { live: true } : { strategyIds });
+    // Ids at hand too: the first operations on the accounts then run at once, not after a reservation.
+    const [rows] = await Promise.all([
+      readModelAccounts(this.storage.db, strategyIds === undefined ? { live: true } : { strategyIds }),
+      this.#ids.ensure(),
+    ]);
     for (const account of rows) {
       const slot = this.#slotOf(account.strategy.id);
       // A busy account, or one that moved past what was read meanwhile, stays as it is.
