@@ -52,19 +52,22 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
   app.decorateRequest("presentedKey", "");
   acceptAnyBody(app);
   logEachRequest(app);
+  // Answered without waiting in the common case: the key is cached, its session under way.
   app.addHook("onRequest", async (request, reply) => {
     const presented = bearerKey(request);
     if (presented !== undefined) {
       request.presentedKey = presented;
-      request.authentication = await authenticate(deps.runtime, presented);
+      const found = authenticate(deps.runtime, presented);
+      request.authentication = found instanceof Promise ? await found : found;
       if (request.authentication.ok) {
-        await deps.sessions.noteUse(deps.runtime, request.authentication.principal, server, request.ip);
+        const session = deps.sessions.noteUse(deps.runtime, request.authentication.principal, server, request.ip);
+        if (session) await session;
       }
     }
-    const bucket = request.authentication?.ok ? `key:${request.authentication.principal.keyId}` : `ip:${request.ip}`;
-    const decision = deps.limiter.consume(bucket);
+    const principal = request.authentication?.ok ? request.authentication.principal : null;
+    const decision = deps.limiter.consume(principal ? `key:${principal.keyId}` : `ip:${request.ip}`);
     reply.header("X-Limit-Limit", decision.limit);
-    reply.header("X-Limit-Type", request.authentication?.ok ? "key" : "ip");
+    reply.header("X-Limit-Type", principal ? "key" : "ip");
     reply.header("X-Limit-Remaining", decision.remaining);
     reply.header("X-Limit-Reset", decision.resetSeconds);
     if (!decision.allowed) {
