@@ -16,9 +16,16 @@ export const UNKNOWN_KEYS_KEPT = 1_000;
  * A change to what a key authenticates as (services changing keys, people or
  * sites go through `changingKeys`) moves the key epoch in its transaction and
  * empties this process's cache once it commits. Other processes learn of it:
- * - SQLite: each lookup first reads the connection's `data_version`, which
+ * - SQLite: a lookup first reads the connection's `data_version`, which
  *   moves when another connection commits; only then is the epoch read, and
- *   the cache emptied if it moved. So a change is seen by the next request.
+ *   the cache emptied if it moved. Reading it takes locks (microseconds), so
+ *   one reading serves the rest of its turn of the event loop: a request read
+ *   from a socket after another process committed comes in a later turn than
+ *   any reading that missed the commit, and sees the change. (libuv polls
+ *   twice in one turn only when over 1,024 sockets are ready at once: then a
+ *   request of the second poll may still be judged by the turn's reading.)
+ *   A key change committed by this process on another connection (a second
+ *   storage, as tests make) ends the reading's turn at once.
  * - PostgreSQL: the change's transaction notifies KEYS_CHANNEL, delivered at
  *   commit to every process listening; each empties its cache when it hears.
  *   A change reaches another process after that delivery (the notification
@@ -36,6 +43,9 @@ export class KeyCache<Found> {
   #dataVersion: number | null = null;
   #epoch: string | null = null;
   #checking: Promise<void> | null = null;
+  /** SQLite: data_version has been read in this turn of the event loop, after this process's last key change. */
+  #readThisTurn = false;
+  #keyChangesSeen = 0;
   /** PostgreSQL: whether notifications are heard; while false nothing is kept. */
   #listening: boolean;
   /** PostgreSQL: whether a listener is being started or runs (it then comes back by itself when lost). */
@@ -108,8 +118,18 @@ export class KeyCache<Found> {
     const { storage } = this;
     if (storage.dataVersion) {
       if (this.#checking) return this.#checking;
+      if (this.#readThisTurn && this.#keyChangesSeen === keyChangesCommitted) return undefined;
       const version = storage.dataVersion();
-      if (version === this.#dataVersion) return undefined;
+      if (version === this.#dataVersion) {
+        this.#keyChangesSeen = keyChangesCommitted;
+        if (!this.#readThisTurn) {
+          this.#readThisTurn = true;
+          setImmediate(() => {
+            this.#readThisTurn = false;
+          });
+        }
+        return undefined;
+      }
       this.#checking = this.#checkEpoch(version).finally(() => {
         this.#checking = null;
       });
@@ -162,6 +182,8 @@ function remember(set: Set<string>, value: string, capacity: number): void {
 }
 
 const caches = new WeakMap<Storage, KeyCache<unknown>>();
+/** Key changes this process has committed, on any storage. */
+let keyChangesCommitted = 0;
 
 /** The process's cache of keys on this storage. */
 export function keyCacheOf<Found>(storage: Storage): KeyCache<Found> {
@@ -185,6 +207,7 @@ export async function changingKeys<T>(storage: Storage, work: (tx: Tx) => Promis
     await bumpKeyEpoch(tx, storage.backend);
     return done;
   });
+  keyChangesCommitted += 1;
   caches.get(storage)?.forget();
   return result;
 }
