@@ -31,11 +31,13 @@ export function serverOptions(logger: Logger): FastifyHttpOptions<Server, Fastif
   };
 }
 
+/** Hooks in callback style, so they cost no promise per request. */
 export function logEachRequest(app: FastifyInstance): void {
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("X-Request-Id", request.id);
+    done();
   });
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -45,13 +47,18 @@ export function logEachRequest(app: FastifyInstance): void {
       },
       "request",
     );
+    done();
   });
 }
 
 /** Every body is read as text and parsed as JSON by the handler, whatever its Content-Type says. */
 export function acceptAnyBody(app: FastifyInstance): void {
+  const asText = (_request: FastifyRequest, body: string, done: (error: null, body: string) => void) =>
+    done(null, body);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser("*", { parseAs: "string" }, asText);
+  // Named too: Fastify remembers the parser of a type it has a name for, and matches "*" anew each request.
+  app.addContentTypeParser("application/json", { parseAs: "string" }, asText);
 }
 
 export type ParsedBody = { readonly ok: true; readonly value: unknown } | { readonly ok: false };
