@@ -268,9 +268,9 @@ export function keyChangeHeard(service: TestService): Promise<void> {
 }
 
 /** Waits until `condition` holds (a state reached in the background, such as a connection coming back). */
-export async function until(condition: () => boolean, withinMsOf = 10_000): Promise<void> {
+export async function until(condition: () => boolean | Promise<boolean>, withinMsOf = 10_000): Promise<void> {
   const deadline = Date.now() + withinMsOf;
-  while (!condition()) {
+  while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`not reached within ${withinMsOf} ms: ${condition}`);
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
