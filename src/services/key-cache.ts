@@ -46,14 +46,14 @@ export class KeyCache<Found> {
   /** SQLite: data_version has been read in this turn of the event loop, after this process's last key change. */
   #readThisTurn = false;
   #keyChangesSeen = 0;
-  /** PostgreSQL: whether notifications are heard; while false nothing is kept. */
-  #listening: boolean;
+  /** Whether records may be kept and used: always on SQLite; on PostgreSQL while notifications are heard. */
+  #keeping: boolean;
   /** PostgreSQL: whether a listener is being started or runs (it then comes back by itself when lost). */
   #listener: "none" | "starting" | "started" = "none";
   #changed: (() => void)[] = [];
 
   constructor(private readonly storage: Storage) {
-    this.#listening = storage.listen === undefined;
+    this.#keeping = storage.listen === undefined;
   }
 
   /**
@@ -82,8 +82,8 @@ export class KeyCache<Found> {
   }
 
   /** Whether records are kept: always on SQLite; on PostgreSQL while notifications are heard. */
-  get listening(): boolean {
-    return this.#listening;
+  get keeping(): boolean {
+    return this.#keeping;
   }
 
   get size(): { readonly known: number; readonly unknown: number } {
@@ -91,7 +91,7 @@ export class KeyCache<Found> {
   }
 
   #find(hash: string, load: (hash: string) => Promise<Found | null>): Found | null | Promise<Found | null> {
-    if (this.#listening) {
+    if (this.#keeping) {
       const known = this.#known.get(hash);
       if (known !== undefined) return known;
       if (this.#unknown.has(hash)) return null;
@@ -101,7 +101,7 @@ export class KeyCache<Found> {
 
   async #load(hash: string, load: (hash: string) => Promise<Found | null>): Promise<Found | null> {
     const generation = this.#generation;
-    const keep = this.#listening;
+    const keep = this.#keeping;
     const found = await load(hash);
     if (keep && generation === this.#generation) {
       if (found === null) remember(this.#unknown, hash, UNKNOWN_KEYS_KEPT);
@@ -172,7 +172,7 @@ export class KeyCache<Found> {
   #heard(listening: boolean): void {
     // What was kept before, or changed while nobody listened, is not to be trusted either way.
     this.forget();
-    this.#listening = listening;
+    this.#keeping = listening;
   }
 }
 

@@ -41,7 +41,7 @@ for (const backend of BACKENDS) {
       // Both instances listen (PostgreSQL) once they have authenticated a request.
       for (const instance of [service, sibling]) {
         assert.equal((await instance.call("WL", "POST", "/General/Hello")).status, 200);
-        await until(() => keyCacheOf(instance.storage).listening);
+        await until(() => keyCacheOf(instance.storage).keeping);
       }
     });
     after(async () => {
@@ -205,13 +205,13 @@ for (const backend of BACKENDS) {
           ended.rows.map((row) => row.ended),
           [true, true],
         );
-        await until(() => !cache.listening);
+        await until(() => !cache.keeping);
         assert.equal(cache.size.known, 0);
         // Its notification is lost: the next request reads storage all the same.
         await revokeKey(sibling.app.runtime, keyId);
         assert.equal(errorOf(await accessKey(service, key)), "2017");
         assert.equal(cache.size.known, 0, "nothing is kept while not listening");
-        await until(() => cache.listening);
+        await until(() => cache.keeping);
         assert.equal(errorOf(await accessKey(service, key)), "2017");
         assert.equal((await accessKey(service, population.keys.personA)).status, 200);
         assert.ok(cache.size.known > 0, "kept again once listening");
