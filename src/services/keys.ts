@@ -104,13 +104,31 @@ function judge(record: KeyRecord | null, nowMs: number): Authentication {
  * this answers without a query, synchronously, unless the key is new to this
  * process or storage changed under it; a key created or revoked anywhere,
  * the CLI included, takes effect at once. Expiry is judged on the service
- * clock at each use.
+ * clock at each use. `connection` (any object standing for the connection the
+ * key came on) spares hashing the same key again on each request of a client
+ * that keeps its connection open.
  */
-export function authenticate(runtime: Runtime, presented: string): Authentication | Promise<Authentication> {
+export function authenticate(
+  runtime: Runtime,
+  presented: string,
+  connection?: object,
+): Authentication | Promise<Authentication> {
   if (!isWellFormedKey(presented)) return MALFORMED;
-  const found = keyCacheOf<KeyRecord>(runtime.storage).find(hashKey(presented), (hash) => loadKey(runtime, hash));
+  const keyHash = connection === undefined ? hashKey(presented) : hashOn(connection, presented);
+  const found = keyCacheOf<KeyRecord>(runtime.storage).find(keyHash, (hash) => loadKey(runtime, hash));
   if (found instanceof Promise) return found.then((record) => judge(record, runtime.clock.nowMs()));
   return judge(found, runtime.clock.nowMs());
+}
+
+/** The key each open connection presented last, with its hash; gone with the connection. */
+const lastPresented = new WeakMap<object, { readonly key: string; readonly hash: string }>();
+
+function hashOn(connection: object, presented: string): string {
+  const last = lastPresented.get(connection);
+  if (last?.key === presented) return last.hash;
+  const hash = hashKey(presented);
+  lastPresented.set(connection, { key: presented, hash });
+  return hash;
 }
 
 export interface NewKey {

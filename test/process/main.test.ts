@@ -442,6 +442,15 @@ describe("keys changed by the CLI while the server runs", () => {
     const { PersonId } = await cli("person", "create", "--email", "bot@example.com", "--first", "Bo", "--last", "T");
     const { Id, AccessKey } = await cli("key", "create", "--person", String(PersonId));
     for (const name of V4_SERVERS) assert.equal((await hello(server, name, AccessKey)).status, 200);
+    // One connection, two keys in turn: each request is its own key's.
+    const oneConnection = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const personOf = async (key: string) =>
+      (await send(server.ports.GEN, "GET", "/General/GetAccessKey", { key, agent: oneConnection })).json.Results[0]
+        .PersonId;
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await personOf(AccessKey), PersonId);
+      assert.notEqual(await personOf(CHOSEN_KEY), PersonId);
+    }
 
     // Other clients keep the server busy meanwhile, so the revocation lands among requests being answered.
     let busy = true;
@@ -453,6 +462,11 @@ describe("keys changed by the CLI while the server runs", () => {
     });
     try {
       await cli("key", "revoke", "--id", String(Id));
+      const again = await send(server.ports.GEN, "GET", "/General/GetAccessKey", {
+        key: AccessKey,
+        agent: oneConnection,
+      });
+      assert.equal(again.status, 401, "refused on the connection it was used on");
       for (const name of V4_SERVERS) {
         const refused = await hello(server, name, AccessKey);
         assert.equal(refused.status, 401, `${name}: ${refused.text}`);
@@ -464,6 +478,7 @@ describe("keys changed by the CLI while the server runs", () => {
       busy = false;
       await Promise.all(others);
       agent.destroy();
+      oneConnection.destroy();
     }
     assert.ok(answered.length > 0);
     assert.deepEqual(new Set(answered), new Set([200]));

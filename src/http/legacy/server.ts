@@ -45,7 +45,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       if (typeof apikey !== "string" || apikey.trim() === "") {
         throw new LegacyFailure("Missing apikey", "Send your API key as apikey in the JSON body");
       }
-      const authentication = await authenticate(deps.runtime, apikey.trim());
+      const authentication = await authenticate(deps.runtime, apikey.trim(), request.raw.socket);
       if (!authentication.ok) {
         throw new LegacyFailure(KEY_TITLES[authentication.error], "The apikey is not valid for this service");
       }

@@ -64,7 +64,7 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
     const presented = bearerKey(request);
     if (presented === undefined) return limitRate(request, reply);
     request.presentedKey = presented;
-    const found = authenticate(deps.runtime, presented);
+    const found = authenticate(deps.runtime, presented, request.raw.socket);
     if (found instanceof Promise) return found.then((authentication) => identified(request, reply, authentication));
     return identified(request, reply, found);
   }
