@@ -55,7 +55,7 @@ export function logEachRequest(app: FastifyInstance): void {
 const SECRET_PARAMETERS: ReadonlySet<string> = new Set(["apikey"]);
 
 /** A URL with the values of secret query parameters (named in any case or encoding) replaced. */
-export function withoutSecrets(url: string): string {
+function withoutSecrets(url: string): string {
   const start = url.indexOf("?");
   if (start < 0) return url;
   const parameters = url

@@ -26,7 +26,8 @@ export interface Storage {
   ) => Promise<() => Promise<void>>;
   /**
    * SQLite only: `PRAGMA data_version` of the connection queries run on. It
-   * changes when another connection (another process) commits, and costs no I/O.
+   * changes when another connection (another process) commits; reading it
+   * takes the WAL read lock for a moment (microseconds).
    */
   readonly dataVersion?: () => number;
 }
