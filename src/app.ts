@@ -78,7 +78,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     throw error;
   }
   const v4 = {
-    market,
     fillLoop,
     runtime,
     sessions,
@@ -92,7 +91,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     WL: await buildV4Server("WL", v4),
     GEN: await buildV4Server("GEN", v4),
     GEO: await buildV4Server("GEO", v4),
-    LEGACY: await buildLegacyServer({ runtime, logger, commands: LEGACY_COMMANDS, sessions, market, fillLoop }),
+    LEGACY: await buildLegacyServer({ runtime, logger, commands: LEGACY_COMMANDS, sessions }),
   };
   return {
     runtime,

@@ -1,12 +1,14 @@
 import pino from "pino";
 import { createApp, type ServerName } from "./app.js";
 import { readConfig } from "./config.js";
+import { batchedStdout } from "./log.js";
 import { type DemoOutcome, describeDemo, seedDemo } from "./services/demo.js";
 import { openStorage } from "./store/storage.js";
 
 /** `npm start`: the four servers on embedded storage (or PostgreSQL with DATABASE_URL). */
 const config = readConfig(process.env);
-const logger = pino({ level: config.logLevel });
+const logLines = batchedStdout();
+const logger = pino({ level: config.logLevel }, logLines);
 const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 const seeded: { demo?: DemoOutcome } = {};
 const app = await createApp({
@@ -58,6 +60,7 @@ async function shutdown(signal: string): Promise<void> {
     // response's onResponse hook has written its log line: let those run first.
     await new Promise((resolve) => setImmediate(resolve));
     logger.info("stopped");
+    logLines.flush();
     process.exit(0);
   } catch (error) {
     logger.error({ err: error }, "shutdown failed");

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 
 /**
  * Access key values. Keys carry 256 random bits, so a fast hash is enough to
@@ -10,4 +10,4 @@ export const isWellFormedKey = (value: string): boolean => KEY_FORMAT.test(value
 
 export const newKeyValue = (): string => randomBytes(32).toString("base64url");
 
-export const hashKey = (value: string): string => createHash("sha256").update(value).digest("hex");
+export const hashKey = (value: string): string => hash("sha256", value, "hex");

@@ -31,27 +31,59 @@ export function serverOptions(logger: Logger): FastifyHttpOptions<Server, Fastif
   };
 }
 
+/** Hooks in callback style, so they cost no promise per request. */
 export function logEachRequest(app: FastifyInstance): void {
-  app.addHook("onRequest", async (request, reply) => {
+  app.addHook("onRequest", (request, reply, done) => {
     reply.header("X-Request-Id", request.id);
+    done();
   });
-  app.addHook("onResponse", async (request, reply) => {
+  app.addHook("onResponse", (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
-        url: request.url,
+        url: request.url.includes("?") ? withoutSecrets(request.url) : request.url,
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 100) / 100,
       },
       "request",
     );
+    done();
   });
+}
+
+/** Query parameters never written to the log: legacy GET clients may send their key in the query string. */
+const SECRET_PARAMETERS: ReadonlySet<string> = new Set(["apikey"]);
+
+/** A URL with the values of secret query parameters (named in any case or encoding) replaced. */
+function withoutSecrets(url: string): string {
+  const start = url.indexOf("?");
+  if (start < 0) return url;
+  const parameters = url
+    .slice(start + 1)
+    .split("&")
+    .map((parameter) => {
+      const name = parameter.split("=", 1)[0] ?? "";
+      return SECRET_PARAMETERS.has(decodedName(name).toLowerCase()) ? `${name}=[redacted]` : parameter;
+    });
+  return `${url.slice(0, start)}?${parameters.join("&")}`;
+}
+
+function decodedName(name: string): string {
+  try {
+    return decodeURIComponent(name.replaceAll("+", " "));
+  } catch {
+    return name;
+  }
 }
 
 /** Every body is read as text and parsed as JSON by the handler, whatever its Content-Type says. */
 export function acceptAnyBody(app: FastifyInstance): void {
+  const asText = (_request: FastifyRequest, body: string, done: (error: null, body: string) => void) =>
+    done(null, body);
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser("*", { parseAs: "string" }, (_request, body, done) => done(null, body));
+  app.addContentTypeParser("*", { parseAs: "string" }, asText);
+  // Named too: Fastify remembers the parser of a type it has a name for, and matches "*" anew each request.
+  app.addContentTypeParser("application/json", { parseAs: "string" }, asText);
 }
 
 export type ParsedBody = { readonly ok: true; readonly value: unknown } | { readonly ok: false };

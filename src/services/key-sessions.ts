@@ -15,13 +15,14 @@ export const SESSION_GAP_MS = 30 * 60 * 1000;
 export class KeySessions {
   readonly #lastUse = new Map<number, number>();
 
-  async noteUse(runtime: Runtime, caller: Principal, server: string, ipAddress: string): Promise<void> {
+  /** Notes a use of the caller's key; a promise only when it starts a session, which is recorded. */
+  noteUse(runtime: Runtime, caller: Principal, server: string, ipAddress: string): Promise<void> | undefined {
     const now = runtime.clock.nowMs();
     const last = this.#lastUse.get(caller.keyId);
     this.#lastUse.set(caller.keyId, now);
     // A clock set back by the sandbox also starts a new session.
-    if (last !== undefined && now >= last && now - last < SESSION_GAP_MS) return;
-    await transaction(runtime.storage, async (tx) => {
+    if (last !== undefined && now >= last && now - last < SESSION_GAP_MS) return undefined;
+    return transaction(runtime.storage, async (tx) => {
       await tx
         .insertInto("key_sessions")
         .values({

@@ -4,7 +4,7 @@ import { refuse } from "../core/errors.js";
 import { asPersonId, asPlatformId } from "../core/ids.js";
 import { hashKey, isWellFormedKey, newKeyValue } from "../core/keys.js";
 import type { Database } from "../store/schema.js";
-import { transaction } from "../store/transaction.js";
+import { changingKeys, keyCacheOf } from "./key-cache.js";
 import type { Runtime } from "./runtime.js";
 
 /** An authenticated key with its person: everything a request needs to know about its caller. */
@@ -18,11 +18,26 @@ export interface Principal extends Caller {
   readonly expiresAt: Date | null;
 }
 
+export type KeyRefusal = "MalformedKey" | "UnknownKey" | "ExpiredKey" | "RevokedKey";
+
 export type Authentication =
   | { readonly ok: true; readonly principal: Principal }
-  | { readonly ok: false; readonly error: "MalformedKey" | "UnknownKey" | "ExpiredKey" | "RevokedKey" };
+  | { readonly ok: false; readonly error: KeyRefusal };
 
-/** The lookup every request makes, compiled once per database handle. */
+/** A key as stored, with its person: what the key cache keeps. Judged on each use. */
+interface KeyRecord {
+  readonly accepted: Authentication;
+  readonly revoked: boolean;
+  readonly expiresAtMs: number | null;
+}
+
+const refused = (error: KeyRefusal): Authentication => ({ ok: false, error });
+const MALFORMED = refused("MalformedKey");
+const UNKNOWN = refused("UnknownKey");
+const EXPIRED = refused("ExpiredKey");
+const REVOKED = refused("RevokedKey");
+
+/** The lookup of a key by its hash, compiled once per database handle. */
 const keyLookups = new WeakMap<Kysely<Database>, CompiledQuery<KeyLookupRow>>();
 type KeyLookupRow = Awaited<ReturnType<ReturnType<typeof keyLookupQuery>["executeTakeFirstOrThrow"]>>;
 
@@ -50,42 +65,70 @@ function keyLookupQuery(db: Kysely<Database>, keyHash: string) {
     .where("k.key_hash", "=", keyHash);
 }
 
-/**
- * Looks the key up by its hash on every request rather than caching it, so a
- * key the CLI creates or revokes takes effect at once in every server process.
- * The query is compiled once: its only parameter is the hash.
- */
-export async function authenticate(runtime: Runtime, presented: string): Promise<Authentication> {
-  if (!isWellFormedKey(presented)) return { ok: false, error: "MalformedKey" };
+async function loadKey(runtime: Runtime, keyHash: string): Promise<KeyRecord | null> {
   const db = runtime.storage.db;
   let lookup = keyLookups.get(db);
   if (!lookup) {
     lookup = keyLookupQuery(db, "").compile();
     keyLookups.set(db, lookup);
   }
-  const query: CompiledQuery<KeyLookupRow> = { ...lookup, parameters: [hashKey(presented)] };
+  const query: CompiledQuery<KeyLookupRow> = { ...lookup, parameters: [keyHash] };
   const { rows } = await db.executeQuery(query);
   const row = rows[0];
-  if (!row) return { ok: false, error: "UnknownKey" };
-  if (row.revoked_at !== null) return { ok: false, error: "RevokedKey" };
-  if (row.expires_at !== null && row.expires_at <= runtime.clock.nowMs()) return { ok: false, error: "ExpiredKey" };
-  const geoSiteId = row.geo_site_id ?? row.site_geo_site_id;
-  return {
-    ok: true,
-    principal: {
-      keyId: row.keyId,
-      personId: asPersonId(row.personId),
-      role: row.role,
-      ...membership(row.white_label_site_id, geoSiteId),
-      platformId: row.platform_id === null ? null : asPlatformId(row.platform_id),
-      firstName: row.first_name,
-      lastName: row.last_name,
-      email: row.email,
-      comment: row.comment,
-      createdAt: new Date(row.created_at),
-      expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
-    },
+  if (!row) return null;
+  const principal: Principal = {
+    keyId: row.keyId,
+    personId: asPersonId(row.personId),
+    role: row.role,
+    ...membership(row.white_label_site_id, row.geo_site_id ?? row.site_geo_site_id),
+    platformId: row.platform_id === null ? null : asPlatformId(row.platform_id),
+    firstName: row.first_name,
+    lastName: row.last_name,
+    email: row.email,
+    comment: row.comment,
+    createdAt: new Date(row.created_at),
+    expiresAt: row.expires_at === null ? null : new Date(row.expires_at),
   };
+  return { accepted: { ok: true, principal }, revoked: row.revoked_at !== null, expiresAtMs: row.expires_at };
+}
+
+function judge(record: KeyRecord | null, nowMs: number): Authentication {
+  if (record === null) return UNKNOWN;
+  if (record.revoked) return REVOKED;
+  if (record.expiresAtMs !== null && record.expiresAtMs <= nowMs) return EXPIRED;
+  return record.accepted;
+}
+
+/**
+ * Who a presented key is. Keys are kept in memory (services/key-cache.ts), so
+ * this answers without a query, synchronously, unless the key is new to this
+ * process or storage changed under it; a key created or revoked anywhere,
+ * the CLI included, takes effect at once. Expiry is judged on the service
+ * clock at each use. `connection` (any object standing for the connection the
+ * key came on) spares hashing the same key again on each request of a client
+ * that keeps its connection open.
+ */
+export function authenticate(
+  runtime: Runtime,
+  presented: string,
+  connection?: object,
+): Authentication | Promise<Authentication> {
+  if (!isWellFormedKey(presented)) return MALFORMED;
+  const keyHash = connection === undefined ? hashKey(presented) : hashOn(connection, presented);
+  const found = keyCacheOf<KeyRecord>(runtime.storage).find(keyHash, (hash) => loadKey(runtime, hash));
+  if (found instanceof Promise) return found.then((record) => judge(record, runtime.clock.nowMs()));
+  return judge(found, runtime.clock.nowMs());
+}
+
+/** The key each open connection presented last, with its hash; gone with the connection. */
+const lastPresented = new WeakMap<object, { readonly key: string; readonly hash: string }>();
+
+function hashOn(connection: object, presented: string): string {
+  const last = lastPresented.get(connection);
+  if (last?.key === presented) return last.hash;
+  const hash = hashKey(presented);
+  lastPresented.set(connection, { key: presented, hash });
+  return hash;
 }
 
 export interface NewKey {
@@ -110,7 +153,7 @@ export async function createKey(runtime: Runtime, input: NewKey): Promise<Create
   if (input.comment !== undefined && input.comment.length > 200) {
     throw refuse("InvalidValue", { field: "Comment", message: "Comment must be at most 200 characters" });
   }
-  return transaction(runtime.storage, async (tx) => {
+  return changingKeys(runtime.storage, async (tx) => {
     const person = await tx.selectFrom("persons").select("id").where("id", "=", input.personId).executeTakeFirst();
     if (!person) throw refuse("NotFound", { field: "PersonId", message: `No person ${input.personId}` });
     if (input.platformId !== undefined) {
@@ -187,7 +230,7 @@ export async function listKeys(runtime: Runtime, personId?: number): Promise<Key
 
 /** Revokes a key; revoking a revoked key is a no-op that keeps the first revocation time. */
 export async function revokeKey(runtime: Runtime, id: number): Promise<{ readonly revokedAt: Date }> {
-  return transaction(runtime.storage, async (tx) => {
+  return changingKeys(runtime.storage, async (tx) => {
     const row = await tx.selectFrom("access_keys").select("revoked_at").where("id", "=", id).executeTakeFirst();
     if (!row) throw refuse("NotFound", { field: "Id", message: `No key ${id}` });
     if (row.revoked_at !== null) return { revokedAt: new Date(row.revoked_at) };

@@ -17,6 +17,7 @@ import {
 import { fold } from "../core/search.js";
 import { uniqueViolation } from "../store/constraint.js";
 import { type Tx, transaction } from "../store/transaction.js";
+import { changingKeys } from "./key-cache.js";
 import { hashPassword } from "./passwords.js";
 import { newUserToken } from "./people.js";
 import { memberOf, type PersonView, personsWithSites, viewPerson } from "./person-view.js";
@@ -286,7 +287,9 @@ export async function updateProfile(
   errors.throwIfAny();
 
   const personId = changes.personId ?? ctx.caller.personId;
-  return transaction(ctx.storage, async (tx) => {
+  // The person's name is part of what their keys authenticate as (GetAccessKey reports it).
+  const inTransaction = firstName !== undefined || lastName !== undefined ? changingKeys : transaction;
+  return inTransaction(ctx.storage, async (tx) => {
     const row = await personsWithSites(tx).where("p.id", "=", personId).executeTakeFirst();
     if (!row) throw refuse("NotFound", { field: "PersonId", message: `No person ${personId}` });
     const member = memberOf(row);

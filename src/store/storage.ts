@@ -3,6 +3,7 @@ import { join } from "node:path";
 import SqliteDatabase from "better-sqlite3";
 import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect } from "kysely";
 import pg from "pg";
+import { Listeners, type OnListening } from "./listener.js";
 import type { Database } from "./schema.js";
 import { QueuedSqliteDialect } from "./sqlite-dialect.js";
 import { configureSqlite } from "./sqlite-settings.js";
@@ -22,9 +23,21 @@ export interface Storage {
   close(): Promise<void>;
   /**
    * PostgreSQL only: calls `onMessage` with the payload of each notification on
-   * the channel, on a connection of its own, until the answered stop is called.
+   * the channel, on a connection of its own, until the answered stop is called
+   * or storage closes. A lost connection comes back by itself; `onListening`
+   * hears when it is lost (notifications are missed until it is back) and back.
    */
-  readonly listen?: (channel: string, onMessage: (payload: string) => void) => Promise<() => Promise<void>>;
+  readonly listen?: (
+    channel: string,
+    onMessage: (payload: string) => void,
+    onListening?: OnListening,
+  ) => Promise<() => Promise<void>>;
+  /**
+   * SQLite only: `PRAGMA data_version` of the connection queries run on. It
+   * changes when another connection (another process) commits; reading it
+   * takes the WAL read lock for a moment (microseconds).
+   */
+  readonly dataVersion?: () => number;
 }
 
 export interface StorageConfig {
@@ -54,10 +67,12 @@ function openSqlite(dataDir: string): Storage {
   const database = new SqliteDatabase(file);
   configureSqlite(database);
   const db = new Kysely<Database>({ dialect: new QueuedSqliteDialect({ database: withStatementCache(database) }) });
+  const dataVersion = database.prepare("pragma data_version").pluck();
   return {
     db,
     backend: "sqlite",
     location: { backend: "sqlite", file },
+    dataVersion: () => dataVersion.get() as number,
     async close() {
       // The last connection to close checkpoints the WAL into the database file.
       await db.destroy();
@@ -106,22 +121,25 @@ async function openPostgres(url: string, schema: string | undefined, poolSize: n
     }
   }
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const listeners = new Listeners(
+    () =>
+      new pg.Client({
+        connectionString: url,
+        // TCP keep-alive: a peer gone without a word still ends the connection, so it is retried.
+        keepAlive: true,
+        // Operators (and tests) find the listeners of a deployment in pg_stat_activity by this name.
+        application_name: `strategy-hub listener ${schema ?? ""}`.trimEnd(),
+        ...(schema ? { options: `-c search_path=${schema}` } : {}),
+      }),
+  );
   return {
     db,
     backend: "postgres",
     location: { backend: "postgres", url, schema },
     async close() {
+      await listeners.close();
       await db.destroy();
     },
-    async listen(channel, onMessage) {
-      const client = new pg.Client({
-        connectionString: url,
-        ...(schema ? { options: `-c search_path=${schema}` } : {}),
-      });
-      await client.connect();
-      client.on("notification", (message) => onMessage(message.payload ?? ""));
-      await client.query(`listen ${channel}`);
-      return () => client.end();
-    },
+    listen: (channel, onMessage, onListening) => listeners.listen(channel, onMessage, onListening),
   };
 }

@@ -4,7 +4,7 @@ import { hashKey } from "../../src/core/keys.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
 import { assertPositiveInt, assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
-import { BACKENDS, startTestService, type TestService } from "../helpers/service.js";
+import { BACKENDS, keyChangeHeard, startTestService, type TestService } from "../helpers/service.js";
 
 /** The operator CLI as operators run it: a separate process on the same storage as the service. */
 
@@ -203,8 +203,10 @@ for (const backend of BACKENDS) {
       );
       assert.ok(Number.isFinite(Date.parse(keys[0].CreateDate)));
 
+      const heard = keyChangeHeard(service);
       const revoked = await cli("key", "revoke", "--id", String(key.Id), "--json");
       assertSucceeded(revoked);
+      await heard;
       const revocation = onlyJson(revoked);
       assert.equal(revocation.Id, key.Id);
       assert.ok(Number.isFinite(Date.parse(revocation.RevokedDate)));

@@ -26,7 +26,6 @@ export function probeServer(
     logger: pino({ level: "silent" }),
     operations: [...OPERATIONS, ...extra],
     sessions: new KeySessions(),
-    market: service.app.market,
     fillLoop: service.app.fillLoop,
   });
 }

@@ -8,6 +8,7 @@ import { type App, createApp, type ServerName } from "../../src/app.js";
 import type { RateLimitConfig } from "../../src/config.js";
 import type { Role } from "../../src/core/access.js";
 import type { MarketFeed } from "../../src/engine/market-data.js";
+import { keyCacheOf } from "../../src/services/key-cache.js";
 import { createKey } from "../../src/services/keys.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
@@ -250,4 +251,39 @@ export async function advanceClock(service: TestService, seconds: number): Promi
   const r = await service.call("WL", "POST", "/Sandbox/AdvanceClock", { body: { Seconds: seconds } });
   if (r.status !== 200) throw new Error(`AdvanceClock answered ${r.status}: ${r.text}`);
   return r.json.Results[0].Now as string;
+}
+
+/** How long a test waits for another process's key change to be heard (PostgreSQL) before failing. */
+const KEY_CHANGE_HEARD_WITHIN_MS = 5_000;
+
+/**
+ * Resolves once the service has heard of the next key change made elsewhere.
+ * On SQLite at once: the next request reads the change itself. On PostgreSQL
+ * when its notification arrives (the notification delay); call it before the
+ * change is made.
+ */
+export function keyChangeHeard(service: TestService): Promise<void> {
+  if (service.backend === "sqlite") return Promise.resolve();
+  return withinMs(keyCacheOf(service.storage).nextChange(), KEY_CHANGE_HEARD_WITHIN_MS, "a key change to be heard");
+}
+
+/** Waits until `condition` holds (a state reached in the background, such as a connection coming back). */
+export async function until(condition: () => boolean | Promise<boolean>, withinMsOf = 10_000): Promise<void> {
+  const deadline = Date.now() + withinMsOf;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`not reached within ${withinMsOf} ms: ${condition}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function withinMs<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`waited ${ms} ms for ${what}`)), ms);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -65,8 +65,6 @@ for (const backend of BACKENDS) {
         logger: pino({ level: "silent" }),
         commands: probeCommands,
         sessions: new KeySessions(),
-        market: service.app.market,
-        fillLoop: service.app.fillLoop,
       });
     });
     after(async () => {
@@ -135,6 +133,39 @@ for (const backend of BACKENDS) {
         `/world/apiv3/whoAmI?apikey=${encodeURIComponent(population.keys.personA)}`,
       );
       assert.equal(query.body.ok, 1);
+    });
+
+    test("the access log line of a request with the key in its query holds no key", async () => {
+      const lines: string[] = [];
+      const logged = await buildLegacyServer({
+        runtime: service.app.runtime,
+        logger: pino({ level: "info" }, { write: (line: string) => lines.push(line) }),
+        commands: probeCommands,
+        sessions: new KeySessions(),
+      });
+      try {
+        const key = population.keys.personA;
+        for (const query of [
+          `apikey=${encodeURIComponent(key)}&systemid=7`,
+          `systemid=7&APIKEY=${encodeURIComponent(key)}`,
+          `api%6Bey=${encodeURIComponent(key)}`,
+        ]) {
+          const r = await logged.inject({ method: "GET", url: `/world/apiv3/whoAmI?${query}` });
+          assert.equal(r.statusCode, 200);
+        }
+        const access = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === "request");
+        assert.deepEqual(
+          access.map((line) => line.url),
+          [
+            "/world/apiv3/whoAmI?apikey=[redacted]&systemid=7",
+            "/world/apiv3/whoAmI?systemid=7&APIKEY=[redacted]",
+            "/world/apiv3/whoAmI?api%6Bey=[redacted]",
+          ],
+        );
+        assert.ok(!lines.join("").includes(key), "no line holds the key");
+      } finally {
+        await logged.close();
+      }
     });
 
     test("malformed JSON is a command-level failure, never a crash", async () => {

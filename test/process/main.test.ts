@@ -3,6 +3,7 @@ import http from "node:http";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
+import { assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import {
   baseEnv,
   cleanUpProcesses,
@@ -214,6 +215,62 @@ describe("BOOTSTRAP_ADMIN_KEY", () => {
     assert.equal(printedKey(server.stdout()), undefined);
     assert.doesNotMatch(server.stdout(), /administrator was created/);
     assert.ok(!server.stdout().includes(CHOSEN_KEY), "the chosen key is not echoed");
+  });
+});
+
+describe("keys changed by the CLI while the server runs", () => {
+  test("a key the CLI makes works at once; once the CLI revokes it, the next request is refused, under load", async () => {
+    const server = await startServer({ env: { BOOTSTRAP_ADMIN_KEY: CHOSEN_KEY, RATE_LIMIT_MAX: "1000000" } });
+    const cli = async (...args: string[]) => {
+      const run = await runCli(childEnv({ DATA_DIR: server.dataDir }), [...args, "--json"]);
+      assertSucceeded(run);
+      return onlyJson(run);
+    };
+    const { PersonId } = await cli("person", "create", "--email", "bot@example.com", "--first", "Bo", "--last", "T");
+    const { Id, AccessKey } = await cli("key", "create", "--person", String(PersonId));
+    for (const name of V4_SERVERS) assert.equal((await hello(server, name, AccessKey)).status, 200);
+    // One connection, two keys in turn: each request is its own key's.
+    const oneConnection = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const personOf = async (key: string) =>
+      (await send(server.ports.GEN, "GET", "/General/GetAccessKey", { key, agent: oneConnection })).json.Results[0]
+        .PersonId;
+    for (let i = 0; i < 3; i++) {
+      assert.equal(await personOf(AccessKey), PersonId);
+      assert.notEqual(await personOf(CHOSEN_KEY), PersonId);
+    }
+
+    // Other clients keep the server busy meanwhile, so the revocation lands among requests being answered.
+    let busy = true;
+    const answered: number[] = [];
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const others = Array.from({ length: 8 }, async () => {
+      while (busy)
+        answered.push((await send(server.ports.WL, "POST", "/General/Hello", { key: CHOSEN_KEY, agent })).status);
+    });
+    try {
+      await cli("key", "revoke", "--id", String(Id));
+      const again = await send(server.ports.GEN, "GET", "/General/GetAccessKey", {
+        key: AccessKey,
+        agent: oneConnection,
+      });
+      assert.equal(again.status, 401, "refused on the connection it was used on");
+      for (const name of V4_SERVERS) {
+        const refused = await hello(server, name, AccessKey);
+        assert.equal(refused.status, 401, `${name}: ${refused.text}`);
+        assert.equal(refused.json.ResponseStatus.Errors[0].ErrorCode, "2017");
+      }
+      const legacy = await send(server.ports.LEGACY, "POST", "/world/apiv3/anything", { body: { apikey: AccessKey } });
+      assert.equal(legacy.json.error.title, "Revoked apikey");
+    } finally {
+      busy = false;
+      await Promise.all(others);
+      agent.destroy();
+      oneConnection.destroy();
+    }
+    assert.ok(answered.length > 0);
+    assert.deepEqual(new Set(answered), new Set([200]));
+    assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
+    assert.ok(!server.stdout().includes(AccessKey), "the key is not logged");
   });
 });
 

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import { migrateTo, migrateToLatest } from "../../src/store/migrate.js";
+import { writeSetting } from "../../src/store/settings.js";
 import { transaction } from "../../src/store/transaction.js";
-import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
+import { BACKENDS, freshStorage, type TestStorage, until } from "../helpers/service.js";
 
 for (const backend of BACKENDS) {
   describe(`storage (${backend})`, () => {
@@ -113,6 +114,60 @@ for (const backend of BACKENDS) {
         assert.equal(mode.rows[0]?.journal_mode, "wal");
         const sync = await sql<{ synchronous: number }>`pragma synchronous`.execute(fresh.storage.db);
         assert.equal(sync.rows[0]?.synchronous, 2);
+      });
+
+      test("data_version moves when another connection commits, not when this one does", async () => {
+        const dataVersion = fresh.storage.dataVersion as () => number;
+        const other = await fresh.openAnother();
+        try {
+          const write = (storage: typeof other, name: string) =>
+            transaction(storage, (tx) => writeSetting(tx, name, String(Math.random())));
+          const before = dataVersion();
+          await write(fresh.storage, "ours");
+          assert.equal(dataVersion(), before);
+          await write(other, "theirs");
+          const after = dataVersion();
+          assert.notEqual(after, before);
+          assert.equal(dataVersion(), after, "it stays until the next commit elsewhere");
+        } finally {
+          await other.close();
+        }
+      });
+    }
+
+    if (backend === "postgres") {
+      test("a lost LISTEN connection comes back by itself, telling its listener; closing storage ends it", async () => {
+        const storage = await fresh.openAnother();
+        const heard: string[] = [];
+        const states: boolean[] = [];
+        const channel = "strategy_hub_test";
+        const schema = (await sql<{ s: string }>`select current_schema() as s`.execute(storage.db)).rows[0]?.s;
+        const listen = storage.listen as NonNullable<typeof storage.listen>;
+        await listen(
+          channel,
+          (payload) => heard.push(payload),
+          (listening) => states.push(listening),
+        );
+        const notify = (payload: string) => sql`select pg_notify(${channel}, ${payload})`.execute(fresh.storage.db);
+        const listeners = () => sql<{ pid: number }>`
+          select pid from pg_stat_activity
+          where application_name = ${`strategy-hub listener ${schema}`} and query = ${`listen ${channel}`}`;
+        try {
+          await notify("first");
+          await until(() => heard.length === 1);
+          const [listener] = (await listeners().execute(fresh.storage.db)).rows;
+          assert.ok(listener);
+          await sql`select pg_terminate_backend(${listener.pid})`.execute(fresh.storage.db);
+          await until(() => states.length === 2);
+          assert.deepEqual(states, [false, true]);
+          await notify("after");
+          await until(() => heard.length === 2);
+          assert.deepEqual(heard, ["first", "after"]);
+        } finally {
+          await storage.close();
+        }
+        await until(async () => (await listeners().execute(fresh.storage.db)).rows.length === 0);
+        assert.deepEqual(states, [false, true], "a close is no loss");
       });
     }
   });

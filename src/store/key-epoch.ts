@@ -1,0 +1,32 @@
+import { sql } from "kysely";
+import type { Backend } from "./storage.js";
+import type { Tx } from "./transaction.js";
+
+/**
+ * The key epoch: a counter moved in the same transaction as every change to
+ * what a key authenticates as, so a process caching keys can tell, with one
+ * small read, whether anything it holds may have changed. On PostgreSQL the
+ * same transaction also notifies KEYS_CHANNEL, delivered at commit.
+ */
+const KEY_EPOCH = "key_epoch";
+
+export const KEYS_CHANNEL = "strategy_hub_keys";
+
+export async function bumpKeyEpoch(tx: Tx, backend: Backend): Promise<void> {
+  // One statement: concurrent bumps serialize on the row instead of losing one.
+  await tx
+    .insertInto("service_settings")
+    .values({ name: KEY_EPOCH, value: "1" })
+    .onConflict((oc) =>
+      oc.column("name").doUpdateSet({ value: sql<string>`cast(cast(service_settings.value as bigint) + 1 as text)` }),
+    )
+    .execute();
+  // Schemas sharing one database (parallel test runs, several deployments) share channels too.
+  if (backend === "postgres") await sql`select pg_notify(${KEYS_CHANNEL}, current_schema())`.execute(tx);
+}
+
+/** The epoch as stored; "0" before the first change. */
+export async function readKeyEpoch(tx: Tx): Promise<string> {
+  const row = await tx.selectFrom("service_settings").select("value").where("name", "=", KEY_EPOCH).executeTakeFirst();
+  return row?.value ?? "0";
+}
