@@ -80,7 +80,17 @@ export class FillLoop {
     const { storage } = this.#runtime;
     if (storage.listen) {
       const schema = await currentSchema(storage);
-      this.#stopListening = await storage.listen(ORDERS_CHANNEL, (payload) => this.#heard(payload, schema));
+      this.#stopListening = await storage.listen(
+        ORDERS_CHANNEL,
+        (payload) => this.#heard(payload, schema),
+        // What other processes committed while the connection was down was never told: it is read.
+        (listening) => {
+          if (!listening) return;
+          this.#runtime.frame
+            .resync()
+            .catch((error: unknown) => this.logger.error({ err: error }, "reading other processes' accounts failed"));
+        },
+      );
     }
     if (this.options.tickMs > 0) {
       this.#timer = setInterval(() => {

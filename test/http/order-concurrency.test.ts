@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
+import { sql } from "kysely";
+import { decimal } from "../../src/core/decimal.js";
+import { ORDERS_CHANNEL } from "../../src/store/channels.js";
 import { ADMIN_KEY, BACKENDS, populate, setClock, startTestService, type TestService } from "../helpers/service.js";
 import {
   MARKET_OPEN,
@@ -143,6 +146,51 @@ for (const backend of BACKENDS) {
             body: { Symbol: "IBM", Bid: 249, Ask: 249.5, Last: 249 },
           });
           assert.equal(quote.status, 200);
+          assert.equal((await signal(first, key, order.SignalId)).OrderStatus, "2");
+        } finally {
+          await second.close();
+          await first.close();
+        }
+      });
+
+      test("orders placed while a process's listening connection was down reach its fill loop when it is back", async () => {
+        const first = await startTestService(backend, { marketFeed: { kind: "manual" } });
+        const second = await first.sibling();
+        try {
+          const key = (await populate(first)).keys.personA;
+          await setClock(first, MARKET_OPEN);
+          await setClock(second, MARKET_OPEN);
+          const strategyId = await newStrategy(first, key);
+          const schema = first.env.PGOPTIONS?.split("=")[1] ?? "";
+          const listeners = sql<{ pid: number }>`
+            select pid from pg_stat_activity
+            where application_name = ${`strategy-hub listener ${schema}`} and query = ${`listen ${ORDERS_CHANNEL}`}`;
+          const before = (await listeners.execute(first.storage.db)).rows.map((row) => row.pid);
+          assert.equal(before.length, 2, "both processes listen");
+          await sql`select pg_terminate_backend(pid) from unnest(${before}::int[]) as pid`.execute(first.storage.db);
+          for (let i = 0; i < 100; i++) {
+            const left = (await listeners.execute(first.storage.db)).rows.filter((row) => before.includes(row.pid));
+            if (left.length === 0) break;
+            await sleep(2);
+          }
+          // Told while nobody listened: the second process learns of it when it listens again.
+          const order = await placed(
+            first,
+            key,
+            stockOrder(strategyId, "IBM", "buy", 3, { OrderType: "2", Limit: 250 }),
+          );
+          for (let i = 0; i < 250 && second.app.fillLoop.index.workingOrders === 0; i++) await sleep(20);
+          assert.equal(second.app.fillLoop.index.workingOrders, 1, "the second process read the order");
+          second.app.market.setQuote({
+            symbol: "IBM",
+            bid: decimal("249"),
+            ask: decimal("249.5"),
+            last: decimal("249"),
+            bidSize: null,
+            askSize: null,
+            atMs: second.app.runtime.clock.nowMs(),
+          });
+          await second.app.fillLoop.catchUp();
           assert.equal((await signal(first, key, order.SignalId)).OrderStatus, "2");
         } finally {
           await second.close();

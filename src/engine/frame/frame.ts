@@ -323,6 +323,27 @@ export class TradingFrame {
     }
   }
 
+  /**
+   * After a time when other processes' notifications could not be heard: the
+   * accounts in memory that moved in storage meanwhile are dropped and read
+   * again, and accounts with live orders not in memory are loaded.
+   */
+  async resync(): Promise<void> {
+    const held = [...this.#slots.values()].filter((slot) => slot.committed !== null);
+    const stored = await accountVersions(
+      this.storage.db,
+      held.map((slot) => slot.accountId),
+    );
+    const moved: number[] = [];
+    for (const slot of held) {
+      if ((stored.get(slot.accountId) ?? -1) <= (slot.committed?.version ?? -1)) continue;
+      this.forget(slot.strategyId);
+      moved.push(slot.strategyId);
+    }
+    if (moved.length > 0) await this.preload(moved);
+    await this.preload();
+  }
+
   /** The working state of an account in memory (loading it first); for the fill loop's index. */
   async workingAccount(strategyId: number): Promise<WorkingAccount> {
     const slot = this.#slotOf(strategyId);
