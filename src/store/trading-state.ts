@@ -169,6 +169,45 @@ export interface AccountRows {
   readonly openTrades: readonly StoredTrade[];
 }
 
+/**
+ * An order row as read, made anew with its columns written out: SQLite's
+ * rows come with their properties in a dictionary, and every copy of one
+ * made with a spread (each change of the order in the trading frame) then
+ * costs microseconds instead of tens of nanoseconds.
+ */
+export const orderRowOf = (row: StoredOrder): StoredOrder => ({
+  id: row.id,
+  strategy_id: row.strategy_id,
+  account_id: row.account_id,
+  symbol: row.symbol,
+  symbol_type: row.symbol_type,
+  order_type: row.order_type,
+  side: row.side,
+  open_close: row.open_close,
+  tif: row.tif,
+  quantity: row.quantity,
+  limit_price: row.limit_price,
+  stop_price: row.stop_price,
+  profit_target: row.profit_target,
+  stop_loss: row.stop_loss,
+  do_not_create_oca: row.do_not_create_oca,
+  do_not_sync_to_open: row.do_not_sync_to_open,
+  parent_id: row.parent_id,
+  oca_group_id: row.oca_group_id,
+  cancel_replace_id: row.cancel_replace_id,
+  parked_until: row.parked_until,
+  expires_at: row.expires_at,
+  signal_type: row.signal_type,
+  status: row.status,
+  filled_quantity: row.filled_quantity,
+  filled_notional: row.filled_notional,
+  info: row.info,
+  posted_at: row.posted_at,
+  updated_at: row.updated_at,
+  closed_at: row.closed_at,
+  local_signal_id: row.local_signal_id,
+});
+
 /** A large `in` list is sent in pieces of this many. */
 const IN_LIST = 500;
 
@@ -242,7 +281,7 @@ export async function readModelAccounts(
       ),
     ]);
   }
-  const orders = [...live, ...(await relatedOrders(db, live))];
+  const orders = [...live, ...(await relatedOrders(db, live))].map(orderRowOf);
   const byAccount = <T extends { readonly account_id: number }>(rows: readonly T[]) => {
     const grouped = new Map<number, T[]>();
     for (const row of rows) {
@@ -325,12 +364,13 @@ export async function accountVersions(db: Tx, accountIds: readonly number[]): Pr
 /** Orders of the account by id (ended ones an operation names: a filled parent, a signal to cancel). */
 export async function orderRowsOf(db: Tx, accountId: number, ids: readonly number[]): Promise<StoredOrder[]> {
   if (ids.length === 0) return [];
-  return db
+  const rows = await db
     .selectFrom("orders")
     .selectAll()
     .where("account_id", "=", accountId)
     .where("id", "in", [...ids])
     .execute();
+  return rows.map(orderRowOf);
 }
 
 /** Whether a caller-chosen id is used in the strategy already: as a signal's id or local id, or an OCA group's. */
