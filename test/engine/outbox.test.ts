@@ -606,3 +606,33 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+for (const backend of BACKENDS) {
+  describe(`order events as things happened (${backend})`, () => {
+    test("an accepted or working event carries the order as it stood then: nothing filled yet", async () => {
+      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      try {
+        const population = await populate(service);
+        const key = population.keys.personA;
+        await setClock(service, MARKET_OPEN);
+        const strategyId = await newStrategy(service, key);
+        await setQuote(service, "AAPL", 200, 200.05);
+        const market = await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 5));
+        const events = await eventsOf(service, strategyId);
+        assert.deepEqual(kindsOf(events, market.SignalId), ["accepted", "working", "fill", "filled"]);
+        const accepted = eventOf(events, market.SignalId, "accepted");
+        const working = eventOf(events, market.SignalId, "working");
+        assert.deepEqual(
+          {
+            accepted: [accepted.payload.filled_quantity, accepted.payload.filled_notional],
+            working: [working.payload.status, working.payload.filled_quantity, working.payload.filled_notional],
+          },
+          { accepted: ["0", "0"], working: ["Working", "0", "0"] },
+          "the fill comes after these events: their payloads may not hold it already",
+        );
+      } finally {
+        await service.close();
+      }
+    });
+  });
+}
