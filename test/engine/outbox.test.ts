@@ -634,5 +634,33 @@ for (const backend of BACKENDS) {
         await service.close();
       }
     });
+
+    test("a bracket's exits start working after the fill of their entry that lets them work", async () => {
+      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      try {
+        const population = await populate(service);
+        const key = population.keys.personA;
+        await setClock(service, MARKET_OPEN);
+        const strategyId = await newStrategy(service, key);
+        await setQuote(service, "AAPL", 200, 200.05);
+        const bracket = await placed(
+          service,
+          key,
+          stockOrder(strategyId, "AAPL", "buy", 10, { OrderType: "2", Limit: 199, ProfitTarget: 210, StopLoss: 190 }),
+        );
+        await setQuote(service, "AAPL", 198.9, 199);
+        const events = await eventsOf(service, strategyId);
+        const entryFill = eventOf(events, bracket.SignalId, "fill");
+        for (const exit of [bracket.ProfitTargetSignalId as number, bracket.StopLossSignalId as number]) {
+          const working = eventOf(events, exit, "working");
+          assert.ok(
+            working.seq > entryFill.seq,
+            `exit ${exit} works at seq ${working.seq}, its entry fills at seq ${entryFill.seq}: ${events.map((e) => `${e.seq} ${e.kind} ${e.orderId}`).join("; ")}`,
+          );
+        }
+      } finally {
+        await service.close();
+      }
+    });
   });
 }
