@@ -21,9 +21,26 @@ import type { MarketView } from "../../src/core/market/view.js";
 import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instrument.js";
 import { cancelOrder, placeOrder } from "../../src/services/orders.js";
 import { modelAccount } from "../../src/services/trading.js";
-import { advanceClock, BACKENDS, populate, setClock, startTestService, type TestService } from "../helpers/service.js";
+import {
+  advanceClock,
+  BACKENDS,
+  type CallResult,
+  populate,
+  setClock,
+  startTestService,
+  type TestService,
+} from "../helpers/service.js";
 import { callerOf, orderInput } from "../helpers/services.js";
-import { activeOrders, MARKET_OPEN, newStrategy, positions, setQuote, stockOrder } from "../helpers/trading.js";
+import {
+  activeOrders,
+  cancelOrder as cancelThrough,
+  MARKET_OPEN,
+  newOrder,
+  newStrategy,
+  positions,
+  setQuote,
+  stockOrder,
+} from "../helpers/trading.js";
 
 /**
  * The account-scoped trading frame (src/engine/frame) against the pure core:
@@ -573,6 +590,154 @@ for (const backend of BACKENDS) {
       );
       assert.ok(steps >= 150, `the runs placed and refused ${steps} orders`);
       assert.ok(refusals > 0 && canceled > 0, "the runs met refusals and cancels");
+    });
+
+    test("two processes on one strategy: interleaved orders and cancels lose no update and fill nothing twice", async () => {
+      const first = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      const second = await first.sibling();
+      const services = [first, second] as const;
+      const via = (i: number) => services[i % 2] as TestService;
+      try {
+        const population = await populate(first);
+        const key = population.keys.personA;
+        for (const service of services) await setClock(service, MARKET_OPEN);
+        const strategyId = await newStrategy(first, key, 1_000_000, "Shared");
+        for (const service of services) {
+          await setQuote(service, "AAPL", 200, 200.05);
+          await setQuote(service, "MSFT", 400, 400.1);
+        }
+        const acknowledged: number[] = [];
+        const ok = (r: CallResult) => {
+          assert.equal(r.status, 200, r.text);
+          const id = r.json.Results[0].SignalId as number;
+          acknowledged.push(id);
+          return id;
+        };
+        const limit = (i: number, symbol: string, price: number) =>
+          newOrder(via(i), key, stockOrder(strategyId, symbol, "buy", 1 + (i % 4), { OrderType: "2", Limit: price }));
+
+        const resting = (
+          await Promise.all(
+            Array.from({ length: 12 }, (_, i) => limit(i, i % 3 === 0 ? "MSFT" : "AAPL", i % 3 === 0 ? 390 : 195)),
+          )
+        ).map(ok);
+        // Market orders, cancels through the process that did not place the order, and new resting orders, all at once.
+        const [markets, cancels, more] = await Promise.all([
+          Promise.all(
+            Array.from({ length: 10 }, (_, i) => newOrder(via(i), key, stockOrder(strategyId, "AAPL", "buy", 2))),
+          ),
+          Promise.all(resting.slice(0, 6).map((id, i) => cancelThrough(via(i + 1), key, strategyId, id))),
+          Promise.all(
+            Array.from({ length: 6 }, (_, i) => limit(i, i % 2 === 0 ? "MSFT" : "AAPL", i % 2 === 0 ? 391 : 196)),
+          ),
+        ]);
+        const marketIds = markets.map(ok);
+        for (const r of cancels) assert.equal(r.status, 200, r.text);
+        const canceled = resting.slice(0, 6);
+        const moreIds = more.map(ok);
+        // Both processes see a quote that crosses every resting AAPL buy: their fill loops race for the same orders.
+        await Promise.all(services.map((service) => setQuote(service, "AAPL", 194, 194.05)));
+        // The same order canceled through both processes at once: one cancel lands, the other finds it canceled.
+        const msft = [
+          ...resting.filter((_, i) => i >= 6 && i % 3 === 0),
+          ...moreIds.filter((_, i) => i % 2 === 0),
+        ].slice(0, 3);
+        const twice = await Promise.all(
+          msft.map((id) => Promise.all(services.map((service) => cancelThrough(service, key, strategyId, id)))),
+        );
+        for (const [i, answers] of twice.entries()) {
+          assert.deepEqual(
+            answers.map((r) => r.status).sort(),
+            [200, 409],
+            `one cancel of order ${msft[i]} lands: ${answers.map((r) => r.text).join(" ")}`,
+          );
+          canceled.push(msft[i] as number);
+        }
+        // Closes through both processes, each within what is held.
+        const sells = (
+          await Promise.all(
+            Array.from({ length: 6 }, (_, i) => newOrder(via(i), key, stockOrder(strategyId, "AAPL", "sell", 1))),
+          )
+        ).map(ok);
+
+        for (const service of services) await service.app.runtime.frame.drain();
+        // A read through each process, as a client's, brings each up to what the other committed.
+        const answers = await Promise.all(services.map((service) => activeOrders(service, key, strategyId)));
+        const db = first.storage.db;
+        const orders = await db
+          .selectFrom("orders")
+          .select(["id", "symbol", "status", "quantity", "filled_quantity"])
+          .where("strategy_id", "=", strategyId)
+          .orderBy("id")
+          .execute();
+        const byId = new Map(orders.map((o) => [o.id, o]));
+        for (const id of acknowledged) assert.ok(byId.has(id), `acknowledged order ${id} is stored`);
+        for (const id of [...marketIds, ...sells]) assert.equal(byId.get(id)?.status, "Filled", `order ${id}`);
+        for (const id of canceled) assert.equal(byId.get(id)?.status, "Canceled", `order ${id}`);
+        for (const order of orders.filter((o) => o.symbol === "AAPL" && !canceled.includes(o.id))) {
+          assert.equal(order.status, "Filled", `AAPL order ${order.id} crossed by the quote`);
+        }
+        const fills = await db
+          .selectFrom("fills")
+          .select(["order_id", "symbol", "side", "quantity", "cash"])
+          .where("strategy_id", "=", strategyId)
+          .execute();
+        for (const order of orders) {
+          const mine = fills.filter((f) => f.order_id === order.id);
+          const filled = mine.reduce((sum, f) => add(sum, decimal(f.quantity)), ZERO);
+          assert.ok(compare(filled, decimal(order.quantity)) <= 0, `order ${order.id} never fills beyond its quantity`);
+          assert.equal(formatDecimal(filled), order.filled_quantity, `order ${order.id}'s fills`);
+          assert.ok(mine.length <= 1, `order ${order.id} filled once against a quote of unlimited size`);
+        }
+        const held = new Map<string, Decimal>();
+        for (const f of fills) {
+          const signed = f.side === "buy" ? decimal(f.quantity) : sub(ZERO, decimal(f.quantity));
+          held.set(f.symbol, add(held.get(f.symbol) ?? ZERO, signed));
+        }
+        const expectedPositions = [...held]
+          .filter(([, q]) => q !== ZERO)
+          .map(([symbol, q]) => [symbol, Number(formatDecimal(q))]);
+        for (const service of services) {
+          const open = await positions(service, key, strategyId);
+          assert.deepEqual(
+            open.map((p) => [p.ServiceSymbol.FullSymbol, p.Quantity]).sort(),
+            expectedPositions.sort(),
+            "positions are the sum of the fills, through either process",
+          );
+        }
+        const account = await db
+          .selectFrom("accounts")
+          .select(["cash", "starting_cash"])
+          .where("strategy_id", "=", strategyId)
+          .executeTakeFirstOrThrow();
+        assert.equal(
+          account.cash,
+          formatDecimal(fills.reduce((sum, f) => add(sum, decimal(f.cash)), decimal(account.starting_cash))),
+          "cash = starting capital + the fills' cash",
+        );
+        const stillWorking = orders.filter((o) => o.status === "Working" || o.status === "PartiallyFilled");
+        for (const [i, service] of services.entries()) {
+          assert.deepEqual(
+            (answers[i] as Record<string, unknown>[]).map((o) => o.SignalId as number).sort((a, b) => a - b),
+            stillWorking.map((o) => o.id),
+            "each process answers the working orders",
+          );
+          // A quote through every price lists what the index holds on each symbol.
+          const indexed = ["AAPL", "MSFT"].flatMap(
+            (symbol) =>
+              service.app.fillLoop.index.crossing(symbol, decimal("1000000"), decimal("0.01")).get(strategyId) ?? [],
+          );
+          assert.deepEqual(
+            [...indexed].sort((a, b) => a - b),
+            stillWorking.map((o) => o.id),
+            "each process's index holds exactly the working orders",
+          );
+          assert.equal(service.app.fillLoop.index.workingOrders, stillWorking.length);
+        }
+      } finally {
+        await second.close();
+        await first.close();
+      }
     });
   });
 }
