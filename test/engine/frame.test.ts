@@ -37,6 +37,7 @@ import {
   MARKET_OPEN,
   newOrder,
   newStrategy,
+  placed,
   positions,
   setQuote,
   stockOrder,
@@ -737,6 +738,49 @@ for (const backend of BACKENDS) {
       } finally {
         await second.close();
         await first.close();
+      }
+    });
+  });
+}
+
+for (const backend of BACKENDS) {
+  describe(`quiet operations (${backend})`, () => {
+    test("a trade's worst price seen is committed with the account's next batch, or at shutdown, not in a batch of its own", async () => {
+      let service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      try {
+        const population = await populate(service);
+        const key = population.keys.personA;
+        await setClock(service, MARKET_OPEN);
+        const strategyId = await newStrategy(service, key);
+        await setQuote(service, "AAPL", 200, 200.05);
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 10));
+        const stored = async () => {
+          const db = service.storage.db;
+          const account = await db
+            .selectFrom("accounts")
+            .select("version")
+            .where("strategy_id", "=", strategyId)
+            .executeTakeFirstOrThrow();
+          const trade = await db
+            .selectFrom("trades")
+            .select("mae_worst_price")
+            .where("strategy_id", "=", strategyId)
+            .executeTakeFirstOrThrow();
+          return { version: account.version, worst: trade.mae_worst_price };
+        };
+        const opened = await stored();
+
+        // The quote crosses no order: the fill loop only sees the open trade go under water.
+        await setQuote(service, "AAPL", 195, 195.05);
+        assert.deepEqual(await stored(), opened, "the worst price waits for the account's next batch");
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 1, { OrderType: "2", Limit: 150 }));
+        assert.deepEqual(await stored(), { version: opened.version + 1, worst: "195" }, "and goes with it");
+
+        await setQuote(service, "AAPL", 190, 190.05);
+        service = await service.restart();
+        assert.equal((await stored()).worst, "190", "a shutdown commits what waits");
+      } finally {
+        await service.close();
       }
     });
   });
