@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import { sql } from "kysely";
 import { add, decimal, sub, toNumber, ZERO } from "../../src/core/decimal.js";
 import { tradeStatistics } from "../../src/core/statistics.js";
 import { SECURITY_TYPES, type SymbolType } from "../../src/core/symbols/instrument.js";
@@ -604,6 +606,94 @@ for (const backend of BACKENDS) {
         await first.close();
       }
     });
+
+    if (backend === "postgres") {
+      test("two processes reading an account's first events at once count them once", async () => {
+        const fresh = await freshStorage(backend);
+        const service = await startTestService(backend, { storage: fresh, marketFeed: { kind: "manual" } });
+        const other = await fresh.openAnother();
+        const blocking = await fresh.openAnother();
+        try {
+          const population = await populate(service);
+          const key = population.keys.personA;
+          await setClock(service, MARKET_OPEN);
+          await setQuote(service, "AAPL", 200, 200.05);
+          const strategyId = await newStrategy(service, key);
+          // The account's first events, committed by a frame without consumers: no position is stored for them yet.
+          const frame = openFrame(other);
+          try {
+            const ctx = { ...service.app.runtime, storage: other, frame, caller: await callerOf(service, key) };
+            await placeOrder(ctx, orderInput(stockOrder(strategyId, "AAPL", "buy", 1)));
+          } finally {
+            await frame.close();
+          }
+          const account = await accountOf(service, strategyId);
+          assert.deepEqual(await accountsBehind(service), [[account.id, account.event_seq, null]]);
+
+          // A transaction holding the strategy's record row lines up the two processes' consumer commits behind it.
+          let release = () => {};
+          const released = new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          let holder = 0;
+          const holding = new Promise<void>((held) => {
+            void blocking.db
+              .transaction()
+              .execute(async (trx) => {
+                await trx
+                  .insertInto("strategy_records")
+                  .values({
+                    strategy_id: strategyId,
+                    fills_stock: 0,
+                    fills_option: 0,
+                    fills_future: 0,
+                    fills_forex: 0,
+                    latest_fill_at: null,
+                    closed_trades: 0,
+                    winners: 0,
+                    losers: 0,
+                    sum_winners_cents: 0,
+                    sum_losers_cents: 0,
+                    duration_ms: 0,
+                  })
+                  .execute();
+                holder = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)).rows[0]?.pid ?? 0;
+                held();
+                await released;
+                throw new Error("rolled back");
+              })
+              .catch(() => undefined);
+          });
+          await holding;
+          const [a, b] = await Promise.all([service.sibling(), service.sibling()]);
+          try {
+            let waiting = 0;
+            for (let round = 0; round < 500 && waiting < 2; round++) {
+              const r = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+                where ${holder} = any(pg_blocking_pids(pid))`.execute(service.storage.db);
+              waiting = r.rows[0]?.n ?? 0;
+              if (waiting < 2) await sleep(10);
+            }
+            assert.equal(waiting, 2, "both new processes are committing what they read");
+            release();
+            await consumersCaughtUp([a, b]);
+            assert.deepEqual(
+              await storedRecordTotals(service, strategyId),
+              await recordTotalsOfHistory(service, strategyId),
+              "the account's fill is counted once",
+            );
+          } finally {
+            release();
+            await b.close();
+            await a.close();
+          }
+        } finally {
+          await blocking.close();
+          await other.close();
+          await service.close();
+        }
+      });
+    }
   });
 }
 
