@@ -37,15 +37,16 @@ for (const backend of BACKENDS) {
       await setQuote(service, "ORCL", 50, 50.05);
       await placed(service, key, stockOrder(strategyId, "ORCL", "buy", 100));
       assert.equal((await closedTrades(strategyId)).json.Results.length, 0, "an open trade is not listed");
-      // The market falls: the fill loop watches the open trade and records its worst price.
+      // The market falls: the fill loop watches the open trade and notes its worst price, written with the
+      // account's next batch: the next buy's, after which the 150 shares (average 48.3833) stand 507.50 under.
       await setQuote(service, "ORCL", 45, 45.05);
+      await placed(service, key, stockOrder(strategyId, "ORCL", "buy", 50));
       const watched = await service.storage.db
         .selectFrom("trades")
         .select(["mae_amount", "mae_worst_price"])
         .where("strategy_id", "=", strategyId)
         .executeTakeFirstOrThrow();
-      assert.deepEqual(watched, { mae_amount: "-505", mae_worst_price: "45" });
-      await placed(service, key, stockOrder(strategyId, "ORCL", "buy", 50));
+      assert.deepEqual(watched, { mae_amount: "-507.5", mae_worst_price: "45" });
       await setQuote(service, "ORCL", 55, 55.05);
       await placed(service, key, stockOrder(strategyId, "ORCL", "sell", 150));
       const r = await closedTrades(strategyId);

@@ -168,8 +168,18 @@ class Slot {
 
   constructor(readonly strategyId: number) {}
 
+  /** Nothing waits to be committed but quiet operations (answered already, and theirs may be lost). */
   get idle(): boolean {
-    return this.operations.length === 0 && this.loading === null;
+    return this.loading === null && this.inFlight === 0 && this.operations.every((operation) => operation.quiet);
+  }
+
+  /** Drops the account from memory, quiet operations and all: it is read again when next used. */
+  drop(): void {
+    this.operations.length = 0;
+    this.working = null;
+    this.committed = null;
+    this.endedOrders.clear();
+    this.localIds.clear();
   }
 }
 
@@ -283,20 +293,22 @@ export class TradingFrame {
     );
     const answer = new Map<number, CommittedAccount>();
     for (const slot of slots) {
-      const committed = slot.committed as CommittedAccount;
-      if (stored.get(slot.accountId) === committed.version) {
+      const committed = slot.committed;
+      if (committed !== null && stored.get(slot.accountId) === committed.version) {
         answer.set(slot.strategyId, committed);
         continue;
       }
-      // Another process wrote the account: read it as it is now.
+      // Another process wrote the account (its notification may have dropped it meanwhile): read it as it is now.
       if (slot.idle) {
-        slot.working = null;
+        slot.drop();
         await this.#ready(slot);
-        answer.set(slot.strategyId, slot.committed as CommittedAccount);
-      } else {
-        const [rows] = await readModelAccounts(this.storage.db, { strategyIds: [slot.strategyId] });
-        if (rows) answer.set(slot.strategyId, accountOfRows(rows).committed);
+        if (slot.committed !== null) {
+          answer.set(slot.strategyId, slot.committed);
+          continue;
+        }
       }
+      const [rows] = await readModelAccounts(this.storage.db, { strategyIds: [slot.strategyId] });
+      if (rows) answer.set(slot.strategyId, accountOfRows(rows).committed);
     }
     return answer;
   }
@@ -316,9 +328,10 @@ export class TradingFrame {
     for (const account of rows) {
       const slot = this.#slotOf(account.strategy.id);
       // A busy account, or one that moved past what was read meanwhile, stays as it is.
-      if (slot.loading !== null || slot.operations.length > 0) continue;
+      if (!slot.idle) continue;
       if (slot.committed !== null && slot.working !== null && slot.committed.version >= account.account.version)
         continue;
+      slot.drop();
       this.#install(slot, account);
     }
   }
@@ -364,12 +377,7 @@ export class TradingFrame {
    */
   forget(strategyId: number): void {
     const slot = this.#slots.get(strategyId);
-    if (slot?.idle) {
-      slot.working = null;
-      slot.committed = null;
-      slot.endedOrders.clear();
-      slot.localIds.clear();
-    }
+    if (slot?.idle) slot.drop();
   }
 
   /** The committed version of an account in memory, or -1 when it is not in memory. */
@@ -377,7 +385,7 @@ export class TradingFrame {
     return this.#slots.get(strategyId)?.committed?.version ?? -1;
   }
 
-  /** Resolves once every operation applied so far is committed (or has failed). */
+  /** Resolves once every operation applied so far is committed (or has failed); quiet ones wait (see flushQuiet). */
   async drain(): Promise<void> {
     while (
       this.#admitting.size > 0 ||
@@ -516,9 +524,14 @@ export class TradingFrame {
       throw error;
     }
     for (const map of maps) map.close();
-    this.#dirty.add(slot);
     for (const listener of this.#listeners)
       listener.applied?.(slot.strategyId, slot.working as WorkingAccount, operation.changes);
+    if (operation.quiet) {
+      // Answered now, and committed with the account's next batch (or by flushQuiet).
+      operation.resolve(operation.result);
+      return;
+    }
+    this.#dirty.add(slot);
     this.#schedule();
   }
 
@@ -679,7 +692,7 @@ export class TradingFrame {
         for (const id of operation.ended) slot.endedOrders.delete(id);
         operation.resolve(operation.result);
       }
-      if (slot.operations.length > 0) this.#dirty.add(slot);
+      if (!slot.idle) this.#dirty.add(slot);
     }
     for (const listener of this.#listeners) listener.committed?.(events);
   }
