@@ -57,7 +57,8 @@ const TERMINAL_KINDS = new Set(["filled", "canceled", "replaced", "expired", "re
 /** The order state machine as events: what may follow what, for one order. */
 const NEXT_KINDS: Readonly<Record<string, readonly string[]>> = {
   start: ["accepted"],
-  accepted: ["working", "canceled", "replaced", "expired", "rejected"],
+  // An order working at once is accepted Working; a held one (accepted PendingNew) starts with "working".
+  accepted: ["working", "fill", "canceled", "replaced", "expired", "rejected"],
   working: ["fill", "canceled", "replaced", "expired"],
   fill: ["fill", "partiallyFilled", "filled", "canceled", "replaced", "expired"],
   partiallyFilled: ["fill", "canceled", "replaced", "expired"],
@@ -116,6 +117,7 @@ async function assertOutboxOfAccount(service: TestService, strategyId: number): 
     const mine = events.filter((e) => e.orderId === order.id);
     let last = "start";
     let filled = ZERO;
+    let held = false;
     for (const event of mine) {
       assert.ok(
         NEXT_KINDS[last]?.includes(event.kind),
@@ -124,7 +126,12 @@ async function assertOutboxOfAccount(service: TestService, strategyId: number): 
       if (event.kind === "accepted") {
         assert.equal(event.payload.id, order.id);
         assert.equal(event.payload.quantity, order.quantity);
+        assert.ok(["Working", "PendingNew"].includes(event.payload.status), event.payload.status);
+        assert.equal(event.payload.filled_quantity, "0", "accepted before any fill");
       }
+      if (event.kind === "working") assert.equal(last === "accepted" && held, true, "only a held order starts working");
+      if (event.kind === "fill" && last === "accepted") assert.equal(held, false, "a held order starts working first");
+      if (event.kind === "accepted") held = event.payload.status === "PendingNew";
       if (event.kind === "fill") {
         assert.equal(event.payload.order_id, order.id);
         filled = add(filled, decimal(event.payload.quantity));
@@ -275,29 +282,22 @@ for (const backend of BACKENDS) {
         await setClock(service, "2026-03-10T20:30:00Z");
 
         events = await assertOutboxOfAccount(service, strategyId);
-        assert.deepEqual(kindsOf(events, resting.SignalId), ["accepted", "working", "canceled"]);
-        assert.deepEqual(kindsOf(events, market.SignalId), ["accepted", "working", "fill", "filled"]);
-        assert.deepEqual(kindsOf(events, bracket.SignalId), ["accepted", "working", "fill", "filled"]);
+        assert.deepEqual(kindsOf(events, resting.SignalId), ["accepted", "canceled"]);
+        assert.deepEqual(kindsOf(events, market.SignalId), ["accepted", "fill", "filled"]);
+        assert.deepEqual(kindsOf(events, bracket.SignalId), ["accepted", "fill", "filled"]);
         assert.deepEqual(kindsOf(events, target), ["accepted", "working", "fill", "filled"]);
         assert.deepEqual(kindsOf(events, stop), ["accepted", "working", "canceled"]);
-        assert.deepEqual(kindsOf(events, partial.SignalId), [
-          "accepted",
-          "working",
-          "fill",
-          "partiallyFilled",
-          "fill",
-          "filled",
-        ]);
-        assert.deepEqual(kindsOf(events, replaced.SignalId), ["accepted", "working", "replaced"]);
-        assert.deepEqual(kindsOf(events, replacement), ["accepted", "working"]);
-        assert.deepEqual(kindsOf(events, day.SignalId), ["accepted", "working", "expired"]);
+        assert.deepEqual(kindsOf(events, partial.SignalId), ["accepted", "fill", "partiallyFilled", "fill", "filled"]);
+        assert.deepEqual(kindsOf(events, replaced.SignalId), ["accepted", "replaced"]);
+        assert.deepEqual(kindsOf(events, replacement), ["accepted"]);
+        assert.deepEqual(kindsOf(events, day.SignalId), ["accepted", "expired"]);
 
-        // The exits start working in the operation that fills their entry, not before.
-        const entryWorking = eventOf(events, bracket.SignalId, "working");
+        // The exits start working in the operation that fills their entry: after its fill, before its status.
+        const entryFill = eventOf(events, bracket.SignalId, "fill");
         const entryFilled = eventOf(events, bracket.SignalId, "filled");
         for (const exit of [target, stop]) {
           const working = eventOf(events, exit, "working");
-          assert.ok(working.seq > entryWorking.seq && working.seq < entryFilled.seq, `exit ${exit} works at the fill`);
+          assert.ok(working.seq > entryFill.seq && working.seq > entryFilled.seq, `exit ${exit} works at the fill`);
           assert.equal(eventOf(events, exit, "accepted").payload.parent_id, bracket.SignalId);
         }
         // The stop loss is canceled by its OCA sibling's fill, in the same operation.
@@ -372,7 +372,7 @@ for (const backend of BACKENDS) {
         const platformEvents = ofOrder(Number(viaPlatform.signalid));
         assert.deepEqual(
           platformEvents.map((e) => e.kind),
-          ["accepted", "working", "fill", "filled"],
+          ["accepted", "fill", "filled"],
         );
         for (const event of platformEvents) {
           assert.equal(event.actorPersonId, population.people.wlAdminA, "the platform key's person acted");
@@ -669,8 +669,13 @@ for (const backend of BACKENDS) {
           try {
             let waiting = 0;
             for (let round = 0; round < 500 && waiting < 2; round++) {
-              const r = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-                where ${holder} = any(pg_blocking_pids(pid))`.execute(service.storage.db);
+              // Waiting on the holder, or on one that waits on it (the first to take the account's position).
+              const r = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity s
+                where ${holder} = any(pg_blocking_pids(s.pid)) or exists (
+                  select 1 from pg_stat_activity t
+                  where ${holder} = any(pg_blocking_pids(t.pid)) and t.pid = any(pg_blocking_pids(s.pid)))`.execute(
+                service.storage.db,
+              );
               waiting = r.rows[0]?.n ?? 0;
               if (waiting < 2) await sleep(10);
             }
@@ -699,7 +704,7 @@ for (const backend of BACKENDS) {
 
 for (const backend of BACKENDS) {
   describe(`order events as things happened (${backend})`, () => {
-    test("an accepted or working event carries the order as it stood then: nothing filled yet", async () => {
+    test("an accepted event carries the order as it stood then: working, nothing filled yet", async () => {
       const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
       try {
         const population = await populate(service);
@@ -709,17 +714,15 @@ for (const backend of BACKENDS) {
         await setQuote(service, "AAPL", 200, 200.05);
         const market = await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 5));
         const events = await eventsOf(service, strategyId);
-        assert.deepEqual(kindsOf(events, market.SignalId), ["accepted", "working", "fill", "filled"]);
+        assert.deepEqual(kindsOf(events, market.SignalId), ["accepted", "fill", "filled"]);
         const accepted = eventOf(events, market.SignalId, "accepted");
-        const working = eventOf(events, market.SignalId, "working");
         assert.deepEqual(
-          {
-            accepted: [accepted.payload.filled_quantity, accepted.payload.filled_notional],
-            working: [working.payload.status, working.payload.filled_quantity, working.payload.filled_notional],
-          },
-          { accepted: ["0", "0"], working: ["Working", "0", "0"] },
-          "the fill comes after these events: their payloads may not hold it already",
+          [accepted.payload.status, accepted.payload.filled_quantity, accepted.payload.filled_notional],
+          ["Working", "0", "0"],
+          "the fill comes after this event: its payload may not hold it already",
         );
+        assert.deepEqual(eventOf(events, market.SignalId, "fill").payload.quantity, "5");
+        assert.equal(eventOf(events, market.SignalId, "filled").payload.filled_quantity, "5");
       } finally {
         await service.close();
       }

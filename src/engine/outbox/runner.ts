@@ -41,6 +41,8 @@ export class OutboxRunner implements BatchContributor {
   #inFlight: Delivery[] = [];
   /** Accounts being read from storage, by consumer and account. */
   readonly #reading = new Set<string>();
+  /** Accounts whose events were told while being read: what was read may not hold them. */
+  readonly #toldWhileReading = new Set<string>();
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
 
@@ -143,7 +145,10 @@ export class OutboxRunner implements BatchContributor {
     const first = events[0];
     const last = events.at(-1);
     if (!first || !last) return;
-    if (this.#reading.has(key)) return;
+    if (this.#reading.has(key)) {
+      this.#toldWhileReading.add(key);
+      return;
+    }
     const known = from !== undefined ? from : this.#known.get(key);
     const position = this.#pending(key) ?? known;
     if (position === undefined || (position ?? 0) + 1 !== first.seq) {
@@ -172,7 +177,11 @@ export class OutboxRunner implements BatchContributor {
     this.#reading.add(key);
     this.#read(consumer, accountId)
       .catch((error: unknown) => this.logger.error({ err: error, accountId }, "reading the outbox failed"))
-      .finally(() => this.#reading.delete(key));
+      .finally(() => {
+        this.#reading.delete(key);
+        // Committed after the read looked, perhaps: read again from where the consumer then stands.
+        if (this.#toldWhileReading.delete(key)) this.#readLater(consumer, accountId);
+      });
   }
 
   /** Reads the consumer's position in the account's events and the events after it, and takes them. */
@@ -196,7 +205,7 @@ export class OutboxRunner implements BatchContributor {
       .orderBy("seq")
       .execute();
     this.#reading.delete(key);
-    this.#known.set(key, rows.length === 0 ? position : position);
+    this.#known.set(key, position);
     if (rows.length > 0) this.#take(consumer, accountId, rows.map(outboxEventOfRow), position);
     this.frame.requestFlush();
   }

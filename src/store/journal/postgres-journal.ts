@@ -153,6 +153,11 @@ const assignments = (columns: readonly Column[], table: string) =>
 
 const SQL = {
   lockAccounts: "select id, version from accounts where id = any($1::bigint[]) order by id for update",
+  // A consumer's first position in an account is a row made at 0 (nothing read): a row to lock, so two
+  // processes taking the same first events wait for each other instead of both finding no row.
+  newConsumers: `insert into outbox_positions (consumer, account_id, seq)
+    select consumer, account_id, 0 from unnest($1::text[], $2::bigint[]) as c(consumer, account_id)
+    order by consumer, account_id on conflict do nothing`,
   lockConsumers: `select o.consumer, o.account_id, o.seq from outbox_positions o
     join unnest($1::text[], $2::bigint[]) as c(consumer, account_id)
       on o.consumer = c.consumer and o.account_id = c.account_id for update of o`,
@@ -233,6 +238,10 @@ export function openPostgresJournal(url: string, schema: string | undefined, ori
     const conflicts = batch.accounts.filter((a) => stored.get(a.id) !== a.expectedVersion).map((a) => a.id);
     let consumerConflicts: string[] = [];
     if (batch.consumers.length > 0) {
+      const first = batch.consumers.filter((c) => c.expected === null);
+      if (first.length > 0) {
+        await run(db, "newConsumers", [first.map((c) => c.consumer), first.map((c) => c.accountId)]);
+      }
       const positions = await run(db, "lockConsumers", [
         batch.consumers.map((c) => c.consumer),
         batch.consumers.map((c) => c.accountId),
@@ -243,8 +252,9 @@ export function openPostgresJournal(url: string, schema: string | undefined, ori
           row.seq,
         ]),
       );
+      // Position 0 (a first row just made) is no position yet, as null is.
       consumerConflicts = batch.consumers
-        .filter((c) => (at.get(`${c.consumer}:${c.accountId}`) ?? null) !== c.expected)
+        .filter((c) => (at.get(`${c.consumer}:${c.accountId}`) || null) !== (c.expected || null))
         .map((c) => `${c.consumer}:${c.accountId}`);
     }
     if (conflicts.length > 0 || consumerConflicts.length > 0) return { ok: false, conflicts, consumerConflicts };
@@ -315,22 +325,30 @@ export function openPostgresJournal(url: string, schema: string | undefined, ori
     return { ok: true };
   }
 
+  // One thing at a time on the connection: a reservation must not land inside a batch's transaction.
+  let tail: Promise<unknown> = Promise.resolve();
+  const serially = <T>(work: () => Promise<T>): Promise<T> => {
+    const next = tail.then(work, work);
+    tail = next.catch(() => undefined);
+    return next;
+  };
+
   return {
-    async commit(batch) {
-      const db = await connection();
-      await db.query("begin");
-      try {
-        const outcome = await write(db, batch);
-        await db.query(outcome.ok ? "commit" : "rollback");
-        return outcome;
-      } catch (error) {
-        await db.query("rollback").catch(() => undefined);
-        throw error;
-      }
-    },
+    commit: (batch) =>
+      serially(async () => {
+        const db = await connection();
+        await db.query("begin");
+        try {
+          const outcome = await write(db, batch);
+          await db.query(outcome.ok ? "commit" : "rollback");
+          return outcome;
+        } catch (error) {
+          await db.query("rollback").catch(() => undefined);
+          throw error;
+        }
+      }),
     async reserveIds(table: AllocatedTable, count: number): Promise<IdRanges> {
-      const db = await connection();
-      const result = await run(db, "reserve", [table, count]);
+      const result = await serially(async () => run(await connection(), "reserve", [table, count]));
       const ids = result.rows.map((row: { id: number }) => Number(row.id)).sort((a, b) => a - b);
       const ranges: [number, number][] = [];
       for (const id of ids) {

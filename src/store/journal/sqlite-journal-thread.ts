@@ -250,7 +250,8 @@ function commit(batch: JournalBatch): CommitOutcome {
     );
     const conflicts = batch.accounts.filter((a) => stored.get(a.id) !== a.expectedVersion).map((a) => a.id);
     const consumerConflicts = batch.consumers
-      .filter((c) => (statements.consumerAt.get(c.consumer, c.accountId)?.seq ?? null) !== c.expected)
+      // Position 0 is no position yet, as null is (PostgreSQL makes such rows: see its journal).
+      .filter((c) => (statements.consumerAt.get(c.consumer, c.accountId)?.seq || null) !== (c.expected || null))
       .map((c) => `${c.consumer}:${c.accountId}`);
     if (conflicts.length > 0 || consumerConflicts.length > 0) {
       rollback.run();
