@@ -129,7 +129,7 @@ async function serviceOn(
 ): Promise<TestService> {
   const app = await createApp({
     storage: fresh.storage,
-    logger: pino({ level: "silent" }),
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     systemNow: options.systemNow ?? Date.now,
     sandbox: options.sandbox ?? true,
     rateLimit: options.rateLimit ?? { max: 100_000, windowSeconds: 60 },
