@@ -1,7 +1,8 @@
 import { hashKey } from "../core/keys.js";
+import { withTransaction } from "../store/transaction.js";
 import { createKey } from "./keys.js";
 import { createPerson } from "./people.js";
-import type { Runtime } from "./runtime.js";
+import { dbOf, type Runtime } from "./runtime.js";
 
 export type BootstrapOutcome =
   | { readonly kind: "unchanged" }
@@ -12,44 +13,48 @@ export type BootstrapOutcome =
  * Makes sure a service administrator can reach the service. With a chosen key
  * (BOOTSTRAP_ADMIN_KEY) an administrator holding exactly that key exists
  * afterwards; without one, an empty database gets an administrator and a new key.
+ * One transaction: a start that fails half-way leaves no administrator without
+ * the key that was to reach them (the next start would not make another).
  */
 export async function ensureServiceAdmin(runtime: Runtime, chosenKey: string | undefined): Promise<BootstrapOutcome> {
-  const db = runtime.storage.db;
-  if (chosenKey !== undefined) {
-    const existing = await db
-      .selectFrom("access_keys as k")
-      .innerJoin("persons as p", "p.id", "k.person_id")
-      .select(["p.role", "k.revoked_at", "k.expires_at"])
-      .where("k.key_hash", "=", hashKey(chosenKey))
-      .executeTakeFirst();
-    if (existing) {
-      if (existing.role !== "admin")
-        throw new Error("BOOTSTRAP_ADMIN_KEY belongs to a person who is not a service admin");
-      if (existing.revoked_at !== null) throw new Error("BOOTSTRAP_ADMIN_KEY has been revoked; choose another key");
-      if (existing.expires_at !== null && existing.expires_at <= runtime.clock.nowMs()) {
-        throw new Error("BOOTSTRAP_ADMIN_KEY has expired; choose another key");
+  return withTransaction(runtime, async (ctx) => {
+    const { tx } = ctx;
+    if (chosenKey !== undefined) {
+      const existing = await tx
+        .selectFrom("access_keys as k")
+        .innerJoin("persons as p", "p.id", "k.person_id")
+        .select(["p.role", "k.revoked_at", "k.expires_at"])
+        .where("k.key_hash", "=", hashKey(chosenKey))
+        .executeTakeFirst();
+      if (existing) {
+        if (existing.role !== "admin")
+          throw new Error("BOOTSTRAP_ADMIN_KEY belongs to a person who is not a service admin");
+        if (existing.revoked_at !== null) throw new Error("BOOTSTRAP_ADMIN_KEY has been revoked; choose another key");
+        if (existing.expires_at !== null && existing.expires_at <= ctx.clock.nowMs()) {
+          throw new Error("BOOTSTRAP_ADMIN_KEY has expired; choose another key");
+        }
+        return { kind: "unchanged" };
       }
-      return { kind: "unchanged" };
+      const personId = await newAdmin(ctx);
+      await createKey(ctx, { personId, value: chosenKey, comment: "bootstrap administrator key" });
+      return { kind: "created", personId, accessKey: chosenKey };
     }
-    const personId = await newAdmin(runtime);
-    await createKey(runtime, { personId, value: chosenKey, comment: "bootstrap administrator key" });
-    return { kind: "created", personId, accessKey: chosenKey };
-  }
-  const anyone = await db.selectFrom("persons").select("id").limit(1).executeTakeFirst();
-  if (anyone) return { kind: "unchanged" };
-  const personId = await newAdmin(runtime);
-  const key = await createKey(runtime, { personId, comment: "first administrator key" });
-  return { kind: "created", personId, accessKey: key.accessKey };
+    const anyone = await tx.selectFrom("persons").select("id").limit(1).executeTakeFirst();
+    if (anyone) return { kind: "unchanged" };
+    const personId = await newAdmin(ctx);
+    const key = await createKey(ctx, { personId, comment: "first administrator key" });
+    return { kind: "created", personId, accessKey: key.accessKey };
+  });
 }
 
-async function newAdmin(runtime: Runtime): Promise<number> {
-  const admins = await runtime.storage.db
+async function newAdmin(ctx: Runtime): Promise<number> {
+  const admins = await dbOf(ctx)
     .selectFrom("persons")
     .select((eb) => eb.fn.countAll<number>().as("n"))
     .where("role", "=", "admin")
     .executeTakeFirstOrThrow();
   const n = Number(admins.n) + 1;
-  const created = await createPerson(runtime, {
+  const created = await createPerson(ctx, {
     email: `admin${n === 1 ? "" : n}@strategy-hub.invalid`,
     firstName: "Service",
     lastName: "Administrator",

@@ -4,7 +4,7 @@ import { refuse } from "../core/errors.js";
 import type { TradeRecord } from "../core/trades.js";
 import { tradeOfRow } from "../store/trading-state.js";
 import { mayReadOrders, v4Reader } from "./order-access.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 
 /**
  * A strategy's record: who may read it, and its closed trades priced with a
@@ -12,11 +12,7 @@ import type { RequestContext } from "./runtime.js";
  * private one's to those who may read its orders and trades (./order-access.ts).
  */
 export async function viewableStrategy(ctx: RequestContext, strategyId: number, field = "StrategyId") {
-  const strategy = await ctx.storage.db
-    .selectFrom("strategies")
-    .selectAll()
-    .where("id", "=", strategyId)
-    .executeTakeFirst();
+  const strategy = await dbOf(ctx).selectFrom("strategies").selectAll().where("id", "=", strategyId).executeTakeFirst();
   if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${strategyId}` });
   if (strategy.is_private === 1 && !(await mayReadOrders(ctx, strategy, v4Reader(ctx)))) {
     throw refuse("Forbidden", { field, message: `Strategy ${strategyId} is private` });
@@ -53,7 +49,7 @@ export async function closedTrades(
 ): Promise<ClosedTrade[]> {
   const plan = planNamed(planName);
   await viewableStrategy(ctx, strategyId);
-  let query = ctx.storage.db
+  let query = dbOf(ctx)
     .selectFrom("trades")
     .selectAll()
     .where("strategy_id", "=", strategyId)

@@ -8,7 +8,7 @@ import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.j
 import { MarketData } from "../engine/market-data.js";
 import { markClosesThrough } from "./equity-marks.js";
 import { type OrderInput, placeOrder } from "./orders.js";
-import type { Runtime } from "./runtime.js";
+import { dbOf, type Runtime } from "./runtime.js";
 import { addStrategy } from "./strategies.js";
 import { type TradingContext, type TradingRuntime, workStrategy } from "./trading.js";
 
@@ -48,7 +48,7 @@ async function tradeDay(
   heldSince: Map<string, number>,
   dayIndex: number,
 ): Promise<void> {
-  const positions = await ctx.storage.db
+  const positions = await dbOf(ctx)
     .selectFrom("positions")
     .select(["symbol", "quantity"])
     .where("strategy_id", "=", strategyId)

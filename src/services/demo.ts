@@ -1,11 +1,12 @@
 import { type Caller, membership, type Role } from "../core/access.js";
 import { asPersonId } from "../core/ids.js";
+import { withTransaction } from "../store/transaction.js";
 import { type DemoTrader, tradeDemoHistory } from "./demo-history.js";
 import { createKey } from "./keys.js";
 import { addKycInfo } from "./kyc.js";
 import { createPerson } from "./people.js";
 import { addProfile, type NewProfile } from "./profiles.js";
-import type { Runtime } from "./runtime.js";
+import { dbOf, type Runtime } from "./runtime.js";
 import { createSite } from "./sites.js";
 import type { TradingRuntime } from "./trading.js";
 
@@ -49,7 +50,7 @@ const PASSWORD = "demo password 2026";
  * AddProfile's own rules, as their site's administrator.
  */
 export async function seedDemo(runtime: Runtime & Pick<TradingRuntime, "frame">): Promise<DemoOutcome> {
-  const db = runtime.storage.db;
+  const db = dbOf(runtime);
   const site = await db.selectFrom("sites").select("id").limit(1).executeTakeFirst();
   const customer = await db.selectFrom("persons").select("id").where("role", "!=", "admin").limit(1).executeTakeFirst();
   if (site || customer) {
@@ -83,9 +84,13 @@ export async function seedDemo(runtime: Runtime & Pick<TradingRuntime, "frame">)
   });
   const people: DemoPerson[] = [];
   const operator = async (role: Role, email: string, first: string, last: string, siteId?: number) => {
-    const { personId } = await createPerson(runtime, { email, firstName: first, lastName: last, role, siteId });
-    const key = await createKey(runtime, { personId, comment: "demo" });
-    people.push({ role, email, personId, siteId: siteId ?? null, accessKey: key.accessKey });
+    // The person and their key commit together.
+    const { personId, accessKey } = await withTransaction(runtime, async (ctx) => {
+      const person = await createPerson(ctx, { email, firstName: first, lastName: last, role, siteId });
+      const key = await createKey(ctx, { personId: person.personId, comment: "demo" });
+      return { personId: person.personId, accessKey: key.accessKey };
+    });
+    people.push({ role, email, personId, siteId: siteId ?? null, accessKey });
     return personId;
   };
   await operator("admin", "admin@demo.example", "Demo", "Administrator");

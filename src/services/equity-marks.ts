@@ -7,8 +7,9 @@ import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.j
 import { marketViewAt } from "../engine/market-view.js";
 import { readSetting, writeSetting } from "../store/settings.js";
 import { instrumentOf } from "../store/trading-state.js";
-import { transaction } from "../store/transaction.js";
+import { withTransaction } from "../store/transaction.js";
 import { noteMarksWritten } from "./record-version.js";
+import { dbOf } from "./runtime.js";
 import type { TradingRuntime } from "./trading.js";
 
 /**
@@ -40,15 +41,15 @@ export function closesBetween(afterMs: number, throughMs: number): number[] {
  * starts over from there, keeping the marks already made.
  */
 export async function markClosesThrough(runtime: TradingRuntime, nowMs: number): Promise<number> {
-  const stored = await readSetting(runtime.storage.db, MARKED_THROUGH);
+  const stored = await readSetting(dbOf(runtime), MARKED_THROUGH);
   const through = stored === undefined ? null : Number(stored);
   if (through === null || nowMs < through) {
-    await writeSetting(runtime.storage.db, MARKED_THROUGH, String(nowMs));
+    await writeSetting(dbOf(runtime), MARKED_THROUGH, String(nowMs));
     return 0;
   }
   const closes = closesBetween(through, nowMs);
   if (closes.length === 0) return 0;
-  await transaction(runtime.storage, async (tx) => {
+  await withTransaction(runtime, async ({ tx }) => {
     // Nothing trades while the clock passes these closes: the accounts as they stand now are theirs.
     const strategies = await tx
       .selectFrom("strategies as s")

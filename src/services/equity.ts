@@ -4,7 +4,7 @@ import { type DailyMark, dailyResults, type MonthlyResult, monthlyResults } from
 import { planNamed, viewableStrategy } from "./closed-trades.js";
 import { cachedRecord } from "./record-cache.js";
 import { recordVersion } from "./record-version.js";
-import type { RequestContext, Runtime } from "./runtime.js";
+import { dbOf, type RequestContext, type Runtime } from "./runtime.js";
 import { MODEL_ACCOUNT_PLAN } from "./trading.js";
 
 /**
@@ -50,7 +50,7 @@ export interface MonthlyEquity extends MonthlyResult {
 /** The series under a plan at a marks version (the caller has checked access and read the version). */
 export function planSeries(runtime: Runtime, strategyId: number, plan: CommissionPlan, marks: number): Promise<Series> {
   return cachedRecord(
-    runtime.storage,
+    runtime,
     `series:${strategyId}:${plan.name}`,
     String(marks),
     () => readSeries(runtime, strategyId, plan),
@@ -59,7 +59,7 @@ export function planSeries(runtime: Runtime, strategyId: number, plan: Commissio
 }
 
 async function readSeries(runtime: Runtime, strategyId: number, plan: CommissionPlan): Promise<Series> {
-  const rows = await runtime.storage.db
+  const rows = await dbOf(runtime)
     .selectFrom("equity_marks")
     .select(["day", "marked_at", "equity", "commissions_paid", "plan_commissions", "benchmark", "exposure"])
     .where("strategy_id", "=", strategyId)
@@ -116,7 +116,7 @@ export async function dailyEquity(
 ): Promise<{ readonly strategy: Strategy; readonly days: readonly DailyEquity[] }> {
   const { strategy, plan, version, series } = await seriesNow(ctx, strategyId, planName);
   const days = await cachedRecord(
-    ctx.storage,
+    ctx,
     `daily:${strategyId}:${plan.name}`,
     resultsTag(version.marks, strategy),
     async () => {
@@ -145,7 +145,7 @@ export async function monthlyEquity(
 ): Promise<{ readonly strategy: Strategy; readonly months: readonly MonthlyEquity[] }> {
   const { strategy, plan, version, series } = await seriesNow(ctx, strategyId, planName);
   const months = await cachedRecord(
-    ctx.storage,
+    ctx,
     `monthly:${strategyId}:${plan.name}`,
     resultsTag(version.marks, strategy),
     async () => {

@@ -1,4 +1,4 @@
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 
 export interface GeoSiteListing {
   readonly id: number;
@@ -8,7 +8,7 @@ export interface GeoSiteListing {
 
 /** Every geo-site: a public directory of the regional sites. */
 export async function listGeoSites(ctx: RequestContext): Promise<GeoSiteListing[]> {
-  return ctx.storage.db
+  return dbOf(ctx)
     .selectFrom("sites")
     .select(["id", "name", "domain"])
     .where("kind", "=", "geo")

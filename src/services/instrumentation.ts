@@ -1,7 +1,7 @@
 import { isServiceAdmin, whiteLabelScope } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { asSiteId } from "../core/ids.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 
 /** The longest window one export covers. */
 export const MAX_EXPORT_DAYS = 93;
@@ -51,7 +51,7 @@ export async function instrumentationExport(
   if (end.getTime() - start.getTime() > MAX_EXPORT_DAYS * 86_400_000) {
     throw refuse("InvalidValue", { field: "EndDate", message: `One export covers at most ${MAX_EXPORT_DAYS} days` });
   }
-  const db = ctx.storage.db;
+  const db = dbOf(ctx);
   const site = await db.selectFrom("sites").select("kind").where("id", "=", scope.siteId).executeTakeFirst();
   if (site?.kind !== "whitelabel") {
     throw refuse("NotFound", { field: "WhiteLabelSiteId", message: `No white-label site ${scope.siteId}` });

@@ -1,7 +1,7 @@
 import { bumpKeyEpoch, KEYS_CHANNEL, readKeyEpoch } from "../store/key-epoch.js";
 import { currentSchema } from "../store/migrate.js";
 import type { Storage } from "../store/storage.js";
-import { type Tx, transaction } from "../store/transaction.js";
+import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
 
 /** Keys with a record kept per process; beyond it the oldest is dropped (and read again when used). */
 export const KNOWN_KEYS_KEPT = 10_000;
@@ -196,18 +196,25 @@ export function keyCacheOf<Found>(storage: Storage): KeyCache<Found> {
 }
 
 /**
- * Runs `work` as one transaction that moves the key epoch (telling other
- * processes), then empties this process's cache once it has committed. Every
- * change to what a key authenticates as goes through here: keys created or
- * revoked, a person's role, site or name, a site moved into a geo-site.
+ * Runs `work` in a transaction that moves the key epoch (telling other
+ * processes): the caller's, when the context carries one, else one of its
+ * own. Once that transaction has committed (the outermost one, when it was
+ * the caller's), this process's cache is emptied; rolled back, the cache is
+ * left as it was, still right. Every change to what a key authenticates as
+ * goes through here: keys created or revoked, a person's role, site or name,
+ * a site moved into a geo-site.
  */
-export async function changingKeys<T>(storage: Storage, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const result = await transaction(storage, async (tx) => {
-    const done = await work(tx);
-    await bumpKeyEpoch(tx, storage.backend);
+export async function changingKeys<C extends { readonly storage: Storage; readonly tx?: Tx }, T>(
+  ctx: C,
+  work: (ctx: C & { readonly tx: Tx }) => Promise<T>,
+): Promise<T> {
+  return withTransaction(ctx, async (inner) => {
+    const done = await work(inner);
+    await bumpKeyEpoch(inner.tx, inner.storage.backend);
+    afterCommit(inner, () => {
+      keyChangesCommitted += 1;
+      caches.get(inner.storage)?.forget();
+    });
     return done;
   });
-  keyChangesCommitted += 1;
-  caches.get(storage)?.forget();
-  return result;
 }

@@ -1,4 +1,4 @@
-import { transaction } from "../store/transaction.js";
+import { withTransaction } from "../store/transaction.js";
 import type { Principal } from "./keys.js";
 import type { Runtime } from "./runtime.js";
 
@@ -22,7 +22,7 @@ export class KeySessions {
     this.#lastUse.set(caller.keyId, now);
     // A clock set back by the sandbox also starts a new session.
     if (last !== undefined && now >= last && now - last < SESSION_GAP_MS) return undefined;
-    return transaction(runtime.storage, async (tx) => {
+    return withTransaction(runtime, async ({ tx }) => {
       await tx
         .insertInto("key_sessions")
         .values({

@@ -5,7 +5,7 @@ import { asPersonId, asPlatformId } from "../core/ids.js";
 import { hashKey, isWellFormedKey, newKeyValue } from "../core/keys.js";
 import type { Database } from "../store/schema.js";
 import { changingKeys, keyCacheOf } from "./key-cache.js";
-import type { Runtime } from "./runtime.js";
+import { dbOf, type Runtime } from "./runtime.js";
 
 /** An authenticated key with its person: everything a request needs to know about its caller. */
 export interface Principal extends Caller {
@@ -66,6 +66,7 @@ function keyLookupQuery(db: Kysely<Database>, keyHash: string) {
 }
 
 async function loadKey(runtime: Runtime, keyHash: string): Promise<KeyRecord | null> {
+  // The cache keeps what storage committed: never what a caller's open transaction sees.
   const db = runtime.storage.db;
   let lookup = keyLookups.get(db);
   if (!lookup) {
@@ -153,7 +154,7 @@ export async function createKey(runtime: Runtime, input: NewKey): Promise<Create
   if (input.comment !== undefined && input.comment.length > 200) {
     throw refuse("InvalidValue", { field: "Comment", message: "Comment must be at most 200 characters" });
   }
-  return changingKeys(runtime.storage, async (tx) => {
+  return changingKeys(runtime, async ({ tx }) => {
     const person = await tx.selectFrom("persons").select("id").where("id", "=", input.personId).executeTakeFirst();
     if (!person) throw refuse("NotFound", { field: "PersonId", message: `No person ${input.personId}` });
     if (input.platformId !== undefined) {
@@ -198,7 +199,7 @@ export interface KeyListing {
 }
 
 export async function listKeys(runtime: Runtime, personId?: number): Promise<KeyListing[]> {
-  let query = runtime.storage.db
+  let query = dbOf(runtime)
     .selectFrom("access_keys as k")
     .innerJoin("persons as p", "p.id", "k.person_id")
     .select([
@@ -230,7 +231,7 @@ export async function listKeys(runtime: Runtime, personId?: number): Promise<Key
 
 /** Revokes a key; revoking a revoked key is a no-op that keeps the first revocation time. */
 export async function revokeKey(runtime: Runtime, id: number): Promise<{ readonly revokedAt: Date }> {
-  return changingKeys(runtime.storage, async (tx) => {
+  return changingKeys(runtime, async ({ tx }) => {
     const row = await tx.selectFrom("access_keys").select("revoked_at").where("id", "=", id).executeTakeFirst();
     if (!row) throw refuse("NotFound", { field: "Id", message: `No key ${id}` });
     if (row.revoked_at !== null) return { revokedAt: new Date(row.revoked_at) };

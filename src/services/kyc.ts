@@ -1,9 +1,9 @@
 import { administers } from "../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import { checkCountry, checkEmail, checkName, checkPhone, checkText } from "../core/profile.js";
-import { type Tx, transaction } from "../store/transaction.js";
+import { type Tx, withTransaction } from "../store/transaction.js";
 import { memberOf, type PersonRow, personsWithSites } from "./person-view.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 
 /**
  * Identity verification (KYC) records kept for geo-sites and white-label
@@ -88,7 +88,7 @@ async function scoreOf(tx: Tx, personId: number): Promise<KycScore | null> {
 
 /** The person's KYC score, or nothing when KYC never started. */
 export async function getKycScore(ctx: RequestContext, ref: KycPersonRef): Promise<KycScore[]> {
-  const db = ctx.storage.db;
+  const db = dbOf(ctx);
   const person = await kycPerson(db, ctx, ref);
   const score = await scoreOf(db, person.id);
   return score ? [score] : [];
@@ -106,7 +106,7 @@ export interface KycScoreChange extends KycPersonRef {
  * clears it.
  */
 export async function updateKycScore(ctx: RequestContext, change: KycScoreChange): Promise<KycScore[]> {
-  return transaction(ctx.storage, async (tx) => {
+  return withTransaction(ctx, async ({ tx }) => {
     const person = await kycPerson(tx, ctx, change);
     const now = ctx.clock.nowMs();
     await ensureScore(tx, person.id, now);
@@ -148,7 +148,7 @@ async function ensureScore(tx: Tx, personId: number, now: number): Promise<void>
 
 /** The identity data last submitted for the person, or nothing. */
 export async function getKycInfo(ctx: RequestContext, userToken: string): Promise<KycInfo[]> {
-  const db = ctx.storage.db;
+  const db = dbOf(ctx);
   const person = await kycPerson(db, ctx, { userToken });
   const row = await db.selectFrom("kyc_infos").selectAll().where("person_id", "=", person.id).executeTakeFirst();
   if (!row) return [];
@@ -242,7 +242,7 @@ export async function addKycInfo(ctx: RequestContext, submission: KycSubmission)
     photo_id2_title: optional("PhotoId2Title", submission.photoId2Title, KYC_LIMITS.photoTitle),
   };
   if (errors.length > 0) throw new Refusal(errors);
-  return transaction(ctx.storage, async (tx) => {
+  return withTransaction(ctx, async ({ tx }) => {
     const person = await kycPerson(tx, ctx, { userToken: submission.userToken });
     const now = ctx.clock.nowMs();
     await tx

@@ -1,7 +1,7 @@
 import { type Caller, isServiceAdmin } from "../core/access.js";
 import type { PlatformId } from "../core/ids.js";
 import { memberOf, personsWithSites } from "./person-view.js";
-import { actingFor, type RequestContext } from "./runtime.js";
+import { actingFor, dbOf, type RequestContext } from "./runtime.js";
 
 /**
  * Whom and what a legacy key reaches, and acting for a strategy's owner. A key
@@ -26,7 +26,7 @@ export async function reachOf(ctx: RequestContext, platformId: PlatformId | null
   const platform =
     platformId === null
       ? undefined
-      : await ctx.storage.db
+      : await dbOf(ctx)
           .selectFrom("platforms")
           .select("white_label_site_id")
           .where("id", "=", platformId)
@@ -43,7 +43,7 @@ export async function reachesPerson(
   const reach = await reachOf(ctx, platformId);
   if (reach.everyone || reach.personId === personId) return true;
   if (reach.siteId === null) return false;
-  const person = await ctx.storage.db
+  const person = await dbOf(ctx)
     .selectFrom("persons")
     .select("white_label_site_id")
     .where("id", "=", personId)
@@ -52,8 +52,8 @@ export async function reachesPerson(
 }
 
 /** The strategy's owner as a caller acting for themselves, or null when there is no such strategy. */
-async function ownerOf(ctx: Pick<RequestContext, "storage">, strategyId: number): Promise<Caller | null> {
-  const db = ctx.storage.db;
+async function ownerOf(ctx: Pick<RequestContext, "storage" | "tx">, strategyId: number): Promise<Caller | null> {
+  const db = dbOf(ctx);
   const strategy = await db
     .selectFrom("strategies")
     .select(["owner_person_id"])
@@ -86,7 +86,7 @@ export async function actingForSystem<C extends RequestContext>(
 
 /** Whether the key may have a person follow the strategy: a public one, or one it reaches. */
 export async function mayFollow(ctx: RequestContext, platformId: PlatformId | null, strategyId: number) {
-  const strategy = await ctx.storage.db
+  const strategy = await dbOf(ctx)
     .selectFrom("strategies")
     .select("is_private")
     .where("id", "=", strategyId)

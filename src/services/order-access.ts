@@ -1,7 +1,7 @@
 import type { PlatformId } from "../core/ids.js";
 import { STRATEGY_COLUMNS, type StrategyRow } from "../store/trading-state.js";
 import { reachesPerson } from "./legacy-access.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 import { follows } from "./subscriptions.js";
 import { mayTrade } from "./trading.js";
 
@@ -25,14 +25,14 @@ export interface ReadAccess {
 export const v4Reader = (ctx: RequestContext): ReadAccess => ({ platformId: ctx.caller.platformId, subscribers: true });
 
 export async function mayReadOrders(ctx: RequestContext, strategy: StrategyRow, access: ReadAccess): Promise<boolean> {
-  if (await mayTrade(ctx.storage.db, ctx.caller, strategy)) return true;
+  if (await mayTrade(dbOf(ctx), ctx.caller, strategy)) return true;
   if (await reachesPerson(ctx, access.platformId, strategy.owner_person_id)) return true;
   return access.subscribers && (await follows(ctx, strategy.id, Number(ctx.caller.personId)));
 }
 
 /** The same rule for a strategy by id: false when there is no such strategy. */
 export async function mayReadOrdersOf(ctx: RequestContext, strategyId: number, access: ReadAccess): Promise<boolean> {
-  const strategy = await ctx.storage.db
+  const strategy = await dbOf(ctx)
     .selectFrom("strategies")
     .select(STRATEGY_COLUMNS)
     .where("id", "=", strategyId)

@@ -3,7 +3,7 @@ import type { Role } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { fold } from "../core/search.js";
 import { uniqueViolation } from "../store/constraint.js";
-import { transaction } from "../store/transaction.js";
+import { withTransaction } from "../store/transaction.js";
 import type { Runtime } from "./runtime.js";
 
 export interface NewPerson {
@@ -40,7 +40,7 @@ export async function createPerson(runtime: Runtime, input: NewPerson): Promise<
   if (requiredKind && input.siteId === undefined) {
     throw refuse("MissingValue", { field: "Site", message: `A ${input.role} belongs to a ${requiredKind} site` });
   }
-  const created = transaction(runtime.storage, async (tx) => {
+  const created = withTransaction(runtime, async ({ tx }) => {
     let whiteLabelSiteId: number | null = null;
     let geoSiteId: number | null = null;
     if (input.siteId !== undefined) {

@@ -1,6 +1,6 @@
 import { refuse } from "../core/errors.js";
 import { isE164 } from "../core/phone.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 
 /** Whether someone already holds this number as a verified number. */
 export async function verifiedPhoneExists(ctx: RequestContext, phone: string): Promise<boolean> {
@@ -10,7 +10,7 @@ export async function verifiedPhoneExists(ctx: RequestContext, phone: string): P
       message: "Phone must be in full international format: a plus, the country code and no zero after it",
     });
   }
-  const row = await ctx.storage.db
+  const row = await dbOf(ctx)
     .selectFrom("persons")
     .select("id")
     .where("phone", "=", phone)

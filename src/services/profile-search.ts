@@ -5,7 +5,7 @@ import { contains, containsIgnoringCase } from "../store/match.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { PersonView } from "./person-view.js";
 import { personsWithSites, viewPerson } from "./person-view.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 import { findSite } from "./sites-lookup.js";
 
 export interface ProfileFilters {
@@ -36,7 +36,7 @@ export async function searchProfiles(
   page: PageRequest,
 ): Promise<Page<PersonView>> {
   const { caller } = ctx;
-  const db = ctx.storage.db;
+  const db = dbOf(ctx);
   if (filters.whiteLabelSiteId !== undefined) {
     const site = await findSite(db, filters.whiteLabelSiteId);
     if (site?.kind !== "whitelabel" || !administers(caller, membership(site.id, site.geo_site_id))) {

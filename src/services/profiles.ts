@@ -16,12 +16,12 @@ import {
 } from "../core/profile.js";
 import { fold } from "../core/search.js";
 import { uniqueViolation } from "../store/constraint.js";
-import { type Tx, transaction } from "../store/transaction.js";
+import { type Tx, withTransaction } from "../store/transaction.js";
 import { changingKeys } from "./key-cache.js";
 import { hashPassword } from "./passwords.js";
 import { newUserToken } from "./people.js";
 import { memberOf, type PersonView, personsWithSites, viewPerson } from "./person-view.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 import { findGeoSite, findSite } from "./sites-lookup.js";
 
 /** Collects field errors so that one answer names every faulty field. */
@@ -100,7 +100,7 @@ export async function addProfile(ctx: RequestContext, input: NewProfile): Promis
   const csrf = randomBytes(24).toString("base64url");
   const userToken = newUserToken();
   try {
-    return await transaction(ctx.storage, async (tx) => {
+    return await withTransaction(ctx, async ({ tx }) => {
       const site = await signupSite(tx, ctx.caller, input.whiteLabelSiteId, input.geoSite);
       const taken = await tx
         .selectFrom("persons")
@@ -288,8 +288,8 @@ export async function updateProfile(
 
   const personId = changes.personId ?? ctx.caller.personId;
   // The person's name is part of what their keys authenticate as (GetAccessKey reports it).
-  const inTransaction = firstName !== undefined || lastName !== undefined ? changingKeys : transaction;
-  return inTransaction(ctx.storage, async (tx) => {
+  const inTransaction = firstName !== undefined || lastName !== undefined ? changingKeys : withTransaction;
+  return inTransaction(ctx, async ({ tx }) => {
     const row = await personsWithSites(tx).where("p.id", "=", personId).executeTakeFirst();
     if (!row) throw refuse("NotFound", { field: "PersonId", message: `No person ${personId}` });
     const member = memberOf(row);
@@ -355,7 +355,7 @@ export async function getProfile(
   includeIcon: boolean,
 ): Promise<PersonView> {
   const id = personId ?? ctx.caller.personId;
-  const row = await personsWithSites(ctx.storage.db).where("p.id", "=", id).executeTakeFirst();
+  const row = await personsWithSites(dbOf(ctx)).where("p.id", "=", id).executeTakeFirst();
   if (!row) throw refuse("NotFound", { field: "PersonId", message: `No person ${id}` });
   return viewPerson(ctx.caller, row, includeIcon);
 }

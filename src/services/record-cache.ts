@@ -1,4 +1,5 @@
 import type { Storage } from "../store/storage.js";
+import { inTransaction, type Tx } from "../store/transaction.js";
 
 /**
  * What reading strategies' records computes (parsed marks, closed trades,
@@ -47,16 +48,17 @@ function drop(cache: Cache, key: string, entry: Entry): void {
 
 /**
  * The value kept under `key` at `tag`, or what `compute` answers (kept, with
- * the weight `weigh` gives it). A failed computation is not kept.
+ * the weight `weigh` gives it, unless computed in a transaction). A failed
+ * computation is not kept.
  */
 export function cachedRecord<T>(
-  storage: Storage,
+  ctx: { readonly storage: Storage; readonly tx?: Tx },
   key: string,
   tag: string,
   compute: () => Promise<T>,
   weigh: (value: T) => number,
 ): Promise<T> {
-  const cache = cacheOf(storage);
+  const cache = cacheOf(ctx.storage);
   const kept = cache.entries.get(key);
   if (kept?.tag === tag) {
     // Most recently used last: the map's order is the eviction order.
@@ -64,6 +66,7 @@ export function cachedRecord<T>(
     cache.entries.set(key, kept);
     return kept.value as Promise<T>;
   }
+  if (inTransaction(ctx)) return compute();
   if (kept) drop(cache, key, kept);
   const value = compute();
   const entry: Entry = { tag, value, weight: 0 };

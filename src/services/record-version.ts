@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import { refuse } from "../core/errors.js";
 import type { Tx } from "../store/transaction.js";
-import type { Runtime } from "./runtime.js";
+import { dbOf, type Runtime } from "./runtime.js";
 
 /**
  * The version of a strategy's record, at which whatever is computed from the
@@ -23,7 +23,7 @@ const MARKS_WRITTEN = "equity_marks_written";
 
 /** One indexed read: the model account's row and the marks' counter, each by its key. */
 export async function recordVersion(runtime: Runtime, strategyId: number): Promise<RecordVersion> {
-  const row = await runtime.storage.db
+  const row = await dbOf(runtime)
     .selectFrom("accounts")
     .select([
       "version",

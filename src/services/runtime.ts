@@ -7,6 +7,8 @@ import type { Tx } from "../store/transaction.js";
 export interface Runtime {
   readonly storage: Storage;
   readonly clock: ControllableClock;
+  /** The transaction the call runs in when a caller opened one (withTransaction): services join it. */
+  readonly tx?: Tx;
 }
 
 /** A service call on behalf of a caller: who, on what storage, at what time, in which transaction. */
@@ -15,8 +17,6 @@ export interface RequestContext extends Runtime {
   readonly caller: Caller;
   /** Who acts when it is not the caller themself (audit records both). */
   readonly actor?: Caller;
-  /** The transaction the call runs in when a caller opened one: services join it. */
-  readonly tx?: Tx;
 }
 
 /** The context of a call made for someone else: the rules see `person`, audit sees who acted. */
@@ -27,4 +27,4 @@ export const actingFor = <C extends RequestContext>(ctx: C, person: Caller): C =
 });
 
 /** The database handle a service runs its statements on: the caller's transaction, or the storage. */
-export const dbOf = (ctx: Runtime & { readonly tx?: Tx }): Tx => ctx.tx ?? ctx.storage.db;
+export const dbOf = (ctx: Pick<Runtime, "storage" | "tx">): Tx => ctx.tx ?? ctx.storage.db;

@@ -1,6 +1,6 @@
 import type { OrderStatus } from "../core/orders/status.js";
 import { type OrderView, orderViews } from "./order-reads.js";
-import type { Runtime } from "./runtime.js";
+import { dbOf, type Runtime } from "./runtime.js";
 
 /**
  * Signals as the legacy commands name and list them: a signal is an order,
@@ -11,7 +11,7 @@ import type { Runtime } from "./runtime.js";
 
 /** The service id of the strategy's signal with this service id or caller-chosen id, or null when it has none. */
 export async function signalNamed(runtime: Runtime, strategyId: number, name: string): Promise<number | null> {
-  const row = await runtime.storage.db
+  const row = await dbOf(runtime)
     .selectFrom("orders")
     .select("id")
     .where("strategy_id", "=", strategyId)
@@ -25,7 +25,7 @@ export async function signalNamed(runtime: Runtime, strategyId: number, name: st
 
 /** The record of a signal known to exist. */
 export async function signalRecord(runtime: Runtime, signalId: number): Promise<OrderView> {
-  return (await orderViews(runtime.storage.db).where("o.id", "=", signalId).executeTakeFirstOrThrow()) as OrderView;
+  return (await orderViews(dbOf(runtime)).where("o.id", "=", signalId).executeTakeFirstOrThrow()) as OrderView;
 }
 
 /**
@@ -58,7 +58,7 @@ export async function signalsWithTrades(
   strategyId: number,
   window?: SignalWindow,
 ): Promise<SignalWithTrades[]> {
-  const db = runtime.storage.db;
+  const db = dbOf(runtime);
   let query = orderViews(db).where("o.strategy_id", "=", strategyId);
   if (window !== undefined) {
     const column = window.by === "posted" ? "o.posted_at" : "o.closed_at";

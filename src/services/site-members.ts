@@ -4,7 +4,7 @@ import { refuse } from "../core/errors.js";
 import { asSiteId } from "../core/ids.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import { type PersonRow, personsWithSites } from "./person-view.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 import { findGeoSite } from "./sites-lookup.js";
 
 /** A member as its site's administrators see it (WhiteLabelSiteMember / GeoSiteMember). */
@@ -45,7 +45,7 @@ export async function listWhiteLabelSiteMembers(
     }
     throw refuse("Forbidden", { field: "WhiteLabelSiteId", message: "Not an administrator of that site" });
   }
-  const db = ctx.storage.db;
+  const db = dbOf(ctx);
   const site = await db.selectFrom("sites").select("kind").where("id", "=", scope.siteId).executeTakeFirst();
   if (site?.kind !== "whitelabel") {
     throw refuse("NotFound", { field: "WhiteLabelSiteId", message: `No white-label site ${scope.siteId}` });
@@ -63,7 +63,7 @@ export async function listGeoSiteMembers(
   geoSite: string,
   page: PageRequest,
 ): Promise<Page<SiteMember>> {
-  const db = ctx.storage.db;
+  const db = dbOf(ctx);
   const geo = await findGeoSite(db, geoSite);
   if (!geo) throw refuse("NotFound", { field: "GeoSite", message: `No geo-site ${geoSite}` });
   if (!administers(ctx.caller, membership(null, geo.id))) {

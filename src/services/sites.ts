@@ -1,7 +1,7 @@
 import { refuse } from "../core/errors.js";
 import { checkEmail } from "../core/profile.js";
 import type { SiteKind } from "../store/schema.js";
-import { transaction } from "../store/transaction.js";
+import { withTransaction } from "../store/transaction.js";
 import type { Runtime } from "./runtime.js";
 
 export interface NewSite {
@@ -50,7 +50,7 @@ export async function createSite(runtime: Runtime, input: NewSite): Promise<{ re
   if (input.geoSiteId !== undefined && input.kind !== "whitelabel") {
     throw refuse("InvalidValue", { field: "GeoSiteId", message: "Only a white-label site belongs to a geo-site" });
   }
-  return transaction(runtime.storage, async (tx) => {
+  return withTransaction(runtime, async ({ tx }) => {
     if (input.geoSiteId !== undefined) {
       const geo = await tx.selectFrom("sites").select("kind").where("id", "=", input.geoSiteId).executeTakeFirst();
       if (geo?.kind !== "geo") {
@@ -83,7 +83,7 @@ export async function createPlatform(
   if (name.length < 1 || name.length > 100) {
     throw refuse("InvalidValue", { field: "Name", message: "Name must be 1 to 100 characters" });
   }
-  return transaction(runtime.storage, async (tx) => {
+  return withTransaction(runtime, async ({ tx }) => {
     if (input.whiteLabelSiteId !== undefined) {
       const site = await tx
         .selectFrom("sites")

@@ -4,7 +4,7 @@ import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
 import type { DescriptionReview } from "../store/schema.js";
 import { insertStrategy, touchModelAccount } from "../store/strategy-rows.js";
-import { transaction } from "../store/transaction.js";
+import { withTransaction } from "../store/transaction.js";
 import { memberOf, personsWithSites } from "./person-view.js";
 import type { RequestContext } from "./runtime.js";
 
@@ -37,7 +37,7 @@ export async function addStrategy(ctx: RequestContext, input: NewStrategy): Prom
       message: "Only administrators may set the initial visibility",
     });
   }
-  return transaction(ctx.storage, async (tx) => {
+  return withTransaction(ctx, async ({ tx }) => {
     const ownerId = input.ownerPersonId ?? caller.personId;
     const owner = await personsWithSites(tx).where("p.id", "=", ownerId).executeTakeFirst();
     if (!owner) throw refuse("NotFound", { field: "StrategyOwnerPersonId", message: `No person ${ownerId}` });
@@ -86,7 +86,7 @@ export async function updateStrategy(
     }
   }
   if (errors.length > 0) throw new Refusal(errors);
-  return transaction(ctx.storage, async (tx) => {
+  return withTransaction(ctx, async ({ tx }) => {
     const strategy = await tx
       .selectFrom("strategies")
       .select(["id", "owner_person_id", "pending_short_description", "pending_long_description"])
@@ -122,7 +122,7 @@ export async function reviewStrategyDescriptions(
   approve: boolean,
   note: string | undefined,
 ): Promise<{ readonly strategyId: number; readonly status: DescriptionReview }> {
-  return transaction(ctx.storage, async (tx) => {
+  return withTransaction(ctx, async ({ tx }) => {
     const strategy = await tx.selectFrom("strategies").selectAll().where("id", "=", strategyId).executeTakeFirst();
     if (!strategy) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${strategyId}` });
     if (strategy.review_status !== "pending") {

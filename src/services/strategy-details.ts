@@ -13,7 +13,7 @@ import { viewableStrategy } from "./closed-trades.js";
 import { planSeries } from "./equity.js";
 import { cachedRecord } from "./record-cache.js";
 import { type RecordVersion, recordVersion } from "./record-version.js";
-import type { RequestContext, Runtime } from "./runtime.js";
+import { dbOf, type RequestContext, type Runtime } from "./runtime.js";
 import { MODEL_ACCOUNT_PLAN, modelAccount, type TradingRuntime } from "./trading.js";
 
 /**
@@ -53,7 +53,7 @@ interface TradingRecord {
 
 function tradingRecord(runtime: Runtime, strategyId: number, version: RecordVersion): Promise<TradingRecord> {
   return cachedRecord(
-    runtime.storage,
+    runtime,
     `trades:${strategyId}`,
     String(version.trading),
     () => readTradingRecord(runtime, strategyId),
@@ -68,7 +68,7 @@ function tradingRecord(runtime: Runtime, strategyId: number, version: RecordVers
  * the fills and trades stored say.
  */
 async function readTradingRecord(runtime: Runtime, strategyId: number): Promise<TradingRecord> {
-  const totals = await strategyRecordTotals(runtime.storage.db, strategyId);
+  const totals = await strategyRecordTotals(dbOf(runtime), strategyId);
   if (totals) {
     const kinds = (["stock", "option", "future", "forex"] as const)
       .map((kind) => ({ kind, fills: totals[`fills_${kind}`] }))
@@ -87,7 +87,7 @@ async function readTradingRecord(runtime: Runtime, strategyId: number): Promise<
       primarySecurityTypes: kinds.map((kind) => SECURITY_TYPES[kind.kind]),
     };
   }
-  const db = runtime.storage.db;
+  const db = dbOf(runtime);
   const [trades, fillKinds] = await Promise.all([
     db
       .selectFrom("trades")
@@ -132,7 +132,7 @@ type Strategy = StrategyDetails["strategy"];
  */
 function strategyRecord(ctx: RequestContext, strategy: Strategy, version: RecordVersion): Promise<StrategyRecord> {
   return cachedRecord(
-    ctx.storage,
+    ctx,
     `details:${strategy.id}`,
     `${version.trading}:${version.marks}:${strategy.starting_capital}`,
     async () => {
@@ -162,7 +162,7 @@ export async function strategyDetails(
   // Read side by side (one round trip less on PostgreSQL); nothing kept is read before access is granted.
   const [strategy, version] = await Promise.all([viewableStrategy(ctx, strategyId), recordVersion(ctx, strategyId)]);
   const [owner, record, account] = await Promise.all([
-    ctx.storage.db
+    dbOf(ctx)
       .selectFrom("persons")
       .select(["alias", "first_name", "last_name"])
       .where("id", "=", strategy.owner_person_id)

@@ -6,8 +6,8 @@ import { matchesWildcards } from "../store/match.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { StrategiesTable } from "../store/schema.js";
 import { TRADES_COLUMNS } from "../store/trading-state.js";
-import { type Tx, transaction } from "../store/transaction.js";
-import type { RequestContext } from "./runtime.js";
+import { type Tx, withTransaction } from "../store/transaction.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 
 /**
  * Finding strategies: SearchStrategies and the curated leaderboard. Private
@@ -56,7 +56,7 @@ export async function searchStrategies(
   filters: StrategySearch,
   page: PageRequest,
 ): Promise<Page<StrategyListing>> {
-  let query = visibleStrategies(ctx.storage.db, ctx.caller);
+  let query = visibleStrategies(dbOf(ctx), ctx.caller);
   if (filters.securityType) query = query.where(`st.${tradesColumn(filters.securityType)}`, "=", 1);
   if (filters.createdBeforeMs !== undefined) query = query.where("st.created_at", "<", filters.createdBeforeMs);
   if (filters.name !== undefined && filters.name !== "")
@@ -71,7 +71,7 @@ export async function searchStrategies(
 
 /** GetLeaderBoard: the curated strategies in rank order, those visible to the caller, of the security type. */
 export async function leaderboard(ctx: RequestContext, securityType?: SecurityType): Promise<StrategyListing[]> {
-  let query = visibleStrategies(ctx.storage.db, ctx.caller)
+  let query = visibleStrategies(dbOf(ctx), ctx.caller)
     .innerJoin("leaderboard as lb", "lb.strategy_id", "st.id")
     .where("st.is_alive", "=", 1);
   if (securityType) query = query.where(`st.${tradesColumn(securityType)}`, "=", 1);
@@ -83,7 +83,7 @@ export async function leaderboard(ctx: RequestContext, securityType?: SecurityTy
  * admins). Only public, live strategies may be ranked.
  */
 export async function setLeaderboard(ctx: RequestContext, strategyIds: readonly number[]): Promise<number[]> {
-  return transaction(ctx.storage, async (tx) => {
+  return withTransaction(ctx, async ({ tx }) => {
     const errors: ErrorEntry[] = [];
     if (new Set(strategyIds).size !== strategyIds.length) {
       throw refuse("InvalidValue", { field: "StrategyIds", message: "A strategy is listed twice" });

@@ -4,6 +4,7 @@ import { openProfit } from "../core/positions.js";
 import type { TradeRecord } from "../core/trades.js";
 import { marketViewAt } from "../engine/market-view.js";
 import { tradeOfRow } from "../store/trading-state.js";
+import { dbOf } from "./runtime.js";
 import type { TradingRuntime } from "./trading.js";
 
 /**
@@ -42,7 +43,7 @@ export async function strategyTrades(
   which: TradeFilter,
   withFills: boolean,
 ): Promise<TradeSoFar[]> {
-  const db = runtime.storage.db;
+  const db = dbOf(runtime);
   let query = db.selectFrom("trades").selectAll().where("strategy_id", "=", strategyId);
   if (which === "open") query = query.where("closed_at", "is", null);
   if (which === "closed") query = query.where("closed_at", "is not", null);

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { refuse } from "../core/errors.js";
 import type { PlatformId } from "../core/ids.js";
-import { transaction } from "../store/transaction.js";
-import type { Runtime } from "./runtime.js";
+import { withTransaction } from "../store/transaction.js";
+import { dbOf, type Runtime } from "./runtime.js";
 
 /**
  * Subscriptions as the legacy commands use them: a person follows a strategy
@@ -15,7 +15,7 @@ export async function subscribe(
   personId: number,
   platformId: PlatformId | null,
 ): Promise<string> {
-  return transaction(runtime.storage, async (tx) => {
+  return withTransaction(runtime, async ({ tx }) => {
     const person = await tx.selectFrom("persons").select("id").where("id", "=", personId).executeTakeFirst();
     if (!person) throw refuse("NotFound", { field: "personid", message: `No person ${personId}` });
     const now = runtime.clock.nowMs();
@@ -38,7 +38,7 @@ export async function subscribe(
 
 /** Ends the person's live subscription to the strategy now; answers its guid. */
 export async function unsubscribe(runtime: Runtime, strategyId: number, personId: number): Promise<string> {
-  return transaction(runtime.storage, async (tx) => {
+  return withTransaction(runtime, async ({ tx }) => {
     const now = runtime.clock.nowMs();
     const live = await tx
       .selectFrom("subscriptions")
@@ -60,7 +60,7 @@ export async function unsubscribe(runtime: Runtime, strategyId: number, personId
 /** Whether the person follows the strategy now. */
 export async function follows(runtime: Runtime, strategyId: number, personId: number): Promise<boolean> {
   const now = runtime.clock.nowMs();
-  const live = await runtime.storage.db
+  const live = await dbOf(runtime)
     .selectFrom("subscriptions")
     .select("id")
     .where("strategy_id", "=", strategyId)
@@ -73,7 +73,7 @@ export async function follows(runtime: Runtime, strategyId: number, personId: nu
 /** The strategy's subscriptions with their subscribers, oldest first; `live` while it has not ended. */
 export async function subscribersOf(runtime: Runtime, strategyId: number) {
   const now = runtime.clock.nowMs();
-  const rows = await runtime.storage.db
+  const rows = await dbOf(runtime)
     .selectFrom("subscriptions as s")
     .innerJoin("persons as p", "p.id", "s.person_id")
     .select([

@@ -4,9 +4,9 @@ import type { PlatformId } from "../core/ids.js";
 import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
 import { insertStrategy, touchModelAccount } from "../store/strategy-rows.js";
-import { transaction } from "../store/transaction.js";
+import { withTransaction } from "../store/transaction.js";
 import { reachOf } from "./legacy-access.js";
-import type { RequestContext, Runtime } from "./runtime.js";
+import { dbOf, type RequestContext, type Runtime } from "./runtime.js";
 
 /**
  * Strategies as the legacy API manages them ("systems"): created for an owner
@@ -54,7 +54,7 @@ export async function createSystem(runtime: Runtime, input: NewSystem): Promise<
     wholeIn(input.creditSystemSeconds, 0, LEGACY_LIMITS.creditSystemSeconds, "creditSystemTimeInSeconds", errors);
   }
   if (errors.length > 0 || !name.ok || !capital.ok) throw new Refusal(errors);
-  return transaction(runtime.storage, async (tx) => {
+  return withTransaction(runtime, async ({ tx }) => {
     const owner = await tx
       .selectFrom("persons")
       .select(["id", "white_label_site_id"])
@@ -126,7 +126,7 @@ export async function changeSystem(runtime: Runtime, strategyId: number, changes
     wholeIn(changes.freeSignalCredits, 0, LEGACY_LIMITS.freeSignalCredits, "freeSignalEntryCredits", errors);
   }
   if (errors.length > 0) throw new Refusal(errors);
-  return transaction(runtime.storage, async (tx) => {
+  return withTransaction(runtime, async ({ tx }) => {
     const strategy = await tx.selectFrom("strategies").selectAll().where("id", "=", strategyId).executeTakeFirst();
     if (!strategy) throw refuse("NotFound", { field: "systemid", message: `No system ${strategyId}` });
     const now = runtime.clock.nowMs();
@@ -218,7 +218,7 @@ export async function changeSystem(runtime: Runtime, strategyId: number, changes
 /** The systems the key reaches (acting through the platform, when one is given), oldest first. */
 export async function reachedSystems(ctx: RequestContext, platformId: PlatformId | null) {
   const reach = await reachOf(ctx, platformId);
-  let query = ctx.storage.db
+  let query = dbOf(ctx)
     .selectFrom("strategies as st")
     .innerJoin("persons as p", "p.id", "st.owner_person_id")
     .select([
@@ -276,7 +276,7 @@ export async function shortedKinds(
 ): Promise<ReadonlyMap<number, ReadonlySet<string>>> {
   const shorted = new Map<number, Set<string>>();
   if (strategyIds.length === 0) return shorted;
-  const rows = await runtime.storage.db
+  const rows = await dbOf(runtime)
     .selectFrom("orders")
     .select(["strategy_id", "symbol_type"])
     .where("strategy_id", "in", [...strategyIds])

@@ -5,13 +5,36 @@ import type { Storage } from "./storage.js";
 export type Tx = Kysely<Database> | Transaction<Database>;
 
 /**
- * Runs `work` in one transaction: all of it commits or none of it does.
+ * The transactions `transaction` has open, each with the work to run once it
+ * commits. On SQLite a transaction's handle is a plain Kysely bound to the
+ * one connection (its `isTransaction` is false), so being open is known here.
+ */
+const open = new WeakMap<Tx, (() => void)[]>();
+
+/**
+ * Runs `work` in one transaction: all of it commits or none of it does. Once
+ * it has committed, the work `afterCommit` was given inside it runs.
  *
  * On SQLite the transaction begins IMMEDIATE so that it takes the write lock up
  * front: a deferred one that reads and then writes can fail with SQLITE_BUSY
  * without waiting when another process (the CLI) committed in between.
  */
 export async function transaction<T>(storage: Storage, work: (tx: Tx) => Promise<T>): Promise<T> {
+  const committed: (() => void)[] = [];
+  const tracked = async (tx: Tx): Promise<T> => {
+    open.set(tx, committed);
+    try {
+      return await work(tx);
+    } finally {
+      open.delete(tx);
+    }
+  };
+  const result = await run(storage, tracked);
+  for (const then of committed) then();
+  return result;
+}
+
+async function run<T>(storage: Storage, work: (tx: Tx) => Promise<T>): Promise<T> {
   if (storage.backend === "postgres") {
     return storage.db.transaction().execute(work);
   }
@@ -28,15 +51,31 @@ export async function transaction<T>(storage: Storage, work: (tx: Tx) => Promise
   });
 }
 
+/** Whether the context carries a transaction `transaction` opened and that has not ended. */
+export const inTransaction = (ctx: { readonly tx?: Tx }): boolean => ctx.tx !== undefined && open.has(ctx.tx);
+
 /**
  * Runs `work` in the caller's transaction when the context carries one, and
  * in a transaction of its own otherwise: services compose inside one
- * transaction through the context alone.
+ * transaction through the context alone (a second transaction inside the
+ * first would wait for it forever on SQLite, and not see its writes).
  */
 export async function withTransaction<C extends { readonly storage: Storage; readonly tx?: Tx }, T>(
   ctx: C,
   work: (ctx: C & { readonly tx: Tx }) => Promise<T>,
 ): Promise<T> {
-  if (ctx.tx?.isTransaction) return work(ctx as C & { readonly tx: Tx });
+  if (inTransaction(ctx)) return work(ctx as C & { readonly tx: Tx });
   return transaction(ctx.storage, (tx) => work({ ...ctx, tx }));
+}
+
+/**
+ * Runs `then` once the context's transaction has committed: after the
+ * outermost one, when services joined it; never when it rolls back. Outside a
+ * transaction what was written has committed already, so it runs at once.
+ * `then` must not throw: its transaction has committed.
+ */
+export function afterCommit(ctx: { readonly tx?: Tx }, then: () => void): void {
+  const waiting = ctx.tx === undefined ? undefined : open.get(ctx.tx);
+  if (waiting) waiting.push(then);
+  else then();
 }

@@ -110,7 +110,7 @@ for (const backend of BACKENDS) {
       assert.equal((await members(sibling)).status, 403);
       // No operation changes a role yet: the CLI or an operation that does will change it like this.
       const heard = keyChangeHeard(sibling);
-      await changingKeys(service.storage, (tx) =>
+      await changingKeys({ storage: service.storage }, ({ tx }) =>
         tx.updateTable("persons").set({ role: "whitelabel-admin" }).where("id", "=", personId).execute(),
       );
       assert.equal((await members(service)).status, 200);
@@ -118,7 +118,7 @@ for (const backend of BACKENDS) {
       assert.equal((await members(sibling)).status, 200);
 
       const back = keyChangeHeard(service);
-      await changingKeys(sibling.storage, (tx) =>
+      await changingKeys({ storage: sibling.storage }, ({ tx }) =>
         tx
           .updateTable("persons")
           .set({ role: "person", white_label_site_id: population.siteB })
@@ -137,12 +137,12 @@ for (const backend of BACKENDS) {
       const geoOf = async () => (await accessKey(service, key)).json.Results[0].GeoSiteId;
       assert.equal(await geoOf(), population.geo);
       const heard = keyChangeHeard(service);
-      await changingKeys(sibling.storage, (tx) =>
+      await changingKeys({ storage: sibling.storage }, ({ tx }) =>
         tx.updateTable("sites").set({ geo_site_id: null }).where("id", "=", population.siteA).execute(),
       );
       await heard;
       assert.equal(await geoOf(), null);
-      await changingKeys(service.storage, (tx) =>
+      await changingKeys({ storage: service.storage }, ({ tx }) =>
         tx.updateTable("sites").set({ geo_site_id: population.geo }).where("id", "=", population.siteA).execute(),
       );
       assert.equal(await geoOf(), population.geo);

@@ -11,7 +11,7 @@ function counted(on: Storage) {
   const runs = new Map<string, number>();
   const ask = (key: string, tag: string, weight = 1) =>
     cachedRecord(
-      on,
+      { storage: on },
       key,
       tag,
       async () => {
@@ -46,7 +46,7 @@ test("a failed computation is not kept", async () => {
   let fail = true;
   const ask = () =>
     cachedRecord(
-      on,
+      { storage: on },
       "k",
       "1",
       async () => {
