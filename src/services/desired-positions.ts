@@ -22,6 +22,7 @@ import { editable } from "../core/transient.js";
 import { instrumentOf } from "../store/trading-state.js";
 import { type OrderView, orderViews } from "./order-reads.js";
 import { checkBuyingPower } from "./orders.js";
+import { dbOf } from "./runtime.js";
 import { type TradingContext, tradeOn } from "./trading.js";
 
 /**
@@ -171,7 +172,7 @@ export async function setDesiredPositions(
   const rows = async (ids: readonly number[]) =>
     ids.length === 0
       ? []
-      : ((await orderViews(ctx.storage.db)
+      : ((await orderViews(dbOf(ctx))
           .where("o.id", "in", [...ids])
           .orderBy("o.id")
           .execute()) as OrderView[]);

@@ -8,7 +8,7 @@ import type { PositionsTable } from "../store/schema.js";
 import { type OrderRow, STRATEGY_COLUMNS } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
 import { mayReadOrders, mayReadOrdersOf, v4Reader } from "./order-access.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 import { mayTradeStrategy, type TradingContext } from "./trading.js";
 
 /**
@@ -113,7 +113,7 @@ export async function historicalOrders(
   query: HistoricalOrdersQuery,
   page: PageRequest,
 ): Promise<Page<OrderView>> {
-  const tx = ctx.storage.db;
+  const tx = dbOf(ctx);
   if (query.strategyId === undefined && query.signalId === undefined) {
     throw refuse("MissingValue", { field: "StrategyId", message: "StrategyId or SignalId is required" });
   }
