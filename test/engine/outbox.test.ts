@@ -338,7 +338,7 @@ for (const backend of BACKENDS) {
       }
     });
 
-    test("audit: a platform key acting for the owner is the actor, on behalf of the owner; the owner alone is both", async () => {
+    test("audit: a platform key or an administrator acting for the owner is the actor, on behalf of the owner; the owner alone is both", async () => {
       const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
       try {
         const population = await populate(service);
@@ -366,6 +366,17 @@ for (const backend of BACKENDS) {
         );
         assert.equal(own.ok, 1, JSON.stringify(own));
         const v4 = await placed(service, key, stockOrder(systemid, "AAPL", "buy", 2, { OrderType: "2", Limit: 100 }));
+        // Administrators trading the owner's strategy through v4 act for the owner too.
+        const bySiteAdmin = await placed(
+          service,
+          population.keys.wlAdminA,
+          stockOrder(systemid, "AAPL", "buy", 1, { OrderType: "2", Limit: 101 }),
+        );
+        const byServiceAdmin = await placed(
+          service,
+          population.keys.admin,
+          stockOrder(systemid, "AAPL", "buy", 1, { OrderType: "2", Limit: 102 }),
+        );
 
         const events = await assertOutboxOfAccount(service, systemid);
         const ofOrder = (id: number) => events.filter((e) => e.orderId === id);
@@ -381,6 +392,14 @@ for (const backend of BACKENDS) {
         for (const event of [...ofOrder(Number(own.signalid)), ...ofOrder(v4.SignalId)]) {
           assert.equal(event.actorPersonId, population.people.personA);
           assert.equal(event.onBehalfOfPersonId, null);
+        }
+        for (const [order, admin] of [
+          [bySiteAdmin.SignalId, population.people.wlAdminA],
+          [byServiceAdmin.SignalId, population.people.admin],
+        ] as const) {
+          const [accepted] = ofOrder(order);
+          assert.equal(accepted?.actorPersonId, admin);
+          assert.equal(accepted?.onBehalfOfPersonId, population.people.personA, "an administrator acts for the owner");
         }
         const stored = await service.storage.db
           .selectFrom("order_events")

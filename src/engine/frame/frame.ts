@@ -609,7 +609,7 @@ export class TradingFrame {
       fills: advanced.fills,
       ...(desiredPositions !== undefined ? { desiredPositions } : {}),
       actorPersonId: operation.ctx.actorPersonId ?? null,
-      onBehalfOfPersonId: operation.ctx.onBehalfOfPersonId ?? null,
+      onBehalfOfPersonId: onBehalfOf(operation.ctx, before.strategy.ownerPersonId),
     });
     market.take(advanced.fills);
     for (const id of usedLocalIds) slot.localIds.set(id, true);
@@ -758,6 +758,17 @@ export class TradingFrame {
     });
     await slot.loading;
   }
+}
+
+/**
+ * For whom an operation acts: the person named, or else the strategy's owner
+ * when someone else (an administrator of the owner's site, the service's)
+ * acts on the owner's strategy; no one when the owner or the market acts.
+ */
+function onBehalfOf(ctx: OperationContext, ownerPersonId: number): number | null {
+  if (ctx.onBehalfOfPersonId != null) return ctx.onBehalfOfPersonId;
+  const actor = ctx.actorPersonId ?? null;
+  return actor !== null && actor !== ownerPersonId ? ownerPersonId : null;
 }
 
 const isMissing = (error: unknown) => error instanceof Refusal && error.entries[0]?.name === "NotFound";
