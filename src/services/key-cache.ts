@@ -1,3 +1,4 @@
+import { randomUUID } from "node:crypto";
 import { bumpKeyEpoch, KEYS_CHANNEL, readKeyEpoch } from "../store/key-epoch.js";
 import { currentSchema } from "../store/migrate.js";
 import type { Storage } from "../store/storage.js";
@@ -35,6 +36,8 @@ export const UNKNOWN_KEYS_KEPT = 1_000;
  * but is not kept, so nothing read before a change outlives it.
  */
 export class KeyCache<Found> {
+  /** Names this cache in the key-change notifications its storage's commits send. */
+  readonly origin = randomUUID();
   readonly #known = new Map<string, Found>();
   readonly #unknown = new Set<string>();
   /** Moves each time the cache is emptied. */
@@ -157,7 +160,8 @@ export class KeyCache<Found> {
       await storage.listen(
         KEYS_CHANNEL,
         (payload) => {
-          if (payload === schema) this.forget();
+          const [from, origin] = payload.split("|");
+          if (from === schema && origin !== this.origin) this.forget();
         },
         (listening) => this.#heard(listening),
       );
@@ -210,7 +214,7 @@ export async function changingKeys<C extends { readonly storage: Storage; readon
 ): Promise<T> {
   return withTransaction(ctx, async (inner) => {
     const done = await work(inner);
-    await bumpKeyEpoch(inner.tx, inner.storage.backend);
+    await bumpKeyEpoch(inner.tx, inner.storage.backend, keyCacheOf(inner.storage).origin);
     afterCommit(inner, () => {
       keyChangesCommitted += 1;
       caches.get(inner.storage)?.forget();

@@ -12,7 +12,12 @@ const KEY_EPOCH = "key_epoch";
 
 export const KEYS_CHANNEL = "strategy_hub_keys";
 
-export async function bumpKeyEpoch(tx: Tx, backend: Backend): Promise<void> {
+/**
+ * Moves the epoch; on PostgreSQL also notifies `<schema>|<origin>`, `origin`
+ * naming the cache of the storage that commits (it forgets its keys at
+ * commit, so its own notification, arriving later, is no news to it).
+ */
+export async function bumpKeyEpoch(tx: Tx, backend: Backend, origin: string): Promise<void> {
   // One statement: concurrent bumps serialize on the row instead of losing one.
   await tx
     .insertInto("service_settings")
@@ -22,7 +27,9 @@ export async function bumpKeyEpoch(tx: Tx, backend: Backend): Promise<void> {
     )
     .execute();
   // Schemas sharing one database (parallel test runs, several deployments) share channels too.
-  if (backend === "postgres") await sql`select pg_notify(${KEYS_CHANNEL}, current_schema())`.execute(tx);
+  if (backend === "postgres") {
+    await sql`select pg_notify(${KEYS_CHANNEL}, current_schema() || ${`|${origin}`})`.execute(tx);
+  }
 }
 
 /** The epoch as stored; "0" before the first change. */

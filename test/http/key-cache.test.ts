@@ -66,6 +66,20 @@ for (const backend of BACKENDS) {
       return { personId, keyId: created.id, key: created.accessKey };
     };
 
+    if (backend === "postgres") {
+      test("a process's own key change, forgotten at its commit, is no news when its notification arrives", async () => {
+        const heardThere = keyChangeHeard(sibling);
+        // The customer's key is created here (its commit empties this cache), then read and kept.
+        await customer();
+        const kept = keyCacheOf(service.storage).size.known;
+        assert.ok(kept >= 1);
+        // The sibling heard the change's notification; this process's listener was told at the same time.
+        await heardThere;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        assert.equal(keyCacheOf(service.storage).size.known, kept, "what this process read since its commit is kept");
+      });
+    }
+
     test("a key revoked in this process is refused on the very next request, on v4 and v3", async () => {
       const { keyId, key } = await customer();
       // A command the server does not know answers so only once the key is accepted.
