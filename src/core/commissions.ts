@@ -94,9 +94,22 @@ export function addCommissions(totals: PlanCommissions, fees: PlanCommissions): 
   return sum;
 }
 
+/**
+ * Totals are made anew when they change, so their text is kept per object:
+ * a trade or an account written again for something else (a worst price seen)
+ * is not formatted again.
+ */
+const texts = new WeakMap<PlanCommissions, string>();
+
 /** As stored: {"Default": "12.5", ...}. */
-export const planCommissionsText = (totals: PlanCommissions): string =>
-  JSON.stringify(Object.fromEntries(Object.entries(totals).map(([name, fee]) => [name, formatDecimal(fee)])));
+export function planCommissionsText(totals: PlanCommissions): string {
+  let text = texts.get(totals);
+  if (text === undefined) {
+    text = JSON.stringify(Object.fromEntries(Object.entries(totals).map(([name, fee]) => [name, formatDecimal(fee)])));
+    texts.set(totals, text);
+  }
+  return text;
+}
 
 export function planCommissionsOf(text: string): PlanCommissions {
   const parsed = JSON.parse(text) as Record<string, string>;

@@ -37,8 +37,12 @@ interface SymbolState {
   readonly schedule: Schedule | null;
   session: TradingSession | null;
   /** The last quote worked, and the opening of the session it was worked in. */
-  last: { readonly quote: MarketQuote; readonly sessionOpensAtMs: number } | null;
+  last: MarketQuote | null;
+  lastSessionOpensAtMs: number;
 }
+
+/** The most adverse prices a strategy's open trade saw since it was last worked; changed as quotes come. */
+type SeenExtreme = { -readonly [K in keyof AdverseExtreme]: AdverseExtreme[K] };
 
 type WaitingWork = "all" | { readonly orders: number[]; readonly symbols: string[] };
 
@@ -47,7 +51,9 @@ export class FillLoop {
   readonly #runtime: TradingRuntime;
   readonly #symbols = new Map<string, SymbolState>();
   /** Adverse prices seen for strategies' open trades since each was last worked. */
-  readonly #adverse = new Map<number, Map<string, AdverseExtreme>>();
+  readonly #adverse = new Map<number, Map<string, SeenExtreme>>();
+  /** The quote being worked, for #noteAdverse. */
+  #quote: MarketQuote | null = null;
   /**
    * Work not yet applied, by strategy (its account was loading, or ids were
    * short): quotes meanwhile add the orders they cross to it rather than
@@ -125,7 +131,7 @@ export class FillLoop {
       symbol.session = session;
     }
     if (!session) return;
-    const last = symbol.last?.sessionOpensAtMs === session.opensAtMs ? symbol.last.quote : null;
+    const last = symbol.lastSessionOpensAtMs === session.opensAtMs ? symbol.last : null;
     // The same quote again in the same session is no new liquidity, and orders placed since were
     // tried against it when placed; in a new session it is worked again (orders placed while the
     // market was closed wait for it).
@@ -139,12 +145,12 @@ export class FillLoop {
     ) {
       return;
     }
-    symbol.last = { quote, sessionOpensAtMs: session.opensAtMs };
+    symbol.last = quote;
+    symbol.lastSessionOpensAtMs = session.opensAtMs;
     // A new worst price for an open trade is only noted here; the strategy is worked for it at the
     // next settling (each tick), not on every quote of a trending market.
-    for (const strategyId of this.index.adverse(quote.symbol, quote.bid, quote.ask)) {
-      this.#noteAdverse(strategyId, quote);
-    }
+    this.#quote = quote;
+    this.index.adverse(quote.symbol, quote.bid, quote.ask, this.#noteAdverse);
     // Each strategy is worked for the orders the quote crosses (the index knows which).
     for (const [strategyId, orders] of this.index.crossing(quote.symbol, quote.bid, quote.ask)) {
       this.#work(strategyId, { orders, symbols: [] });
@@ -201,28 +207,41 @@ export class FillLoop {
     let state = this.#symbols.get(symbol);
     if (!state) {
       const instrument = fromServiceSymbol(symbol);
-      state = { instrument, schedule: instrument && scheduleOf(instrument), session: null, last: null };
+      state = {
+        instrument,
+        schedule: instrument && scheduleOf(instrument),
+        session: null,
+        last: null,
+        lastSessionOpensAtMs: Number.NaN,
+      };
       this.#symbols.set(symbol, state);
     }
     return state;
   }
 
-  #noteAdverse(strategyId: number, quote: MarketQuote): void {
+  /** Notes the quote being worked (`#quote`) as seen by the strategy's open trade in its symbol. */
+  readonly #noteAdverse = (strategyId: number): void => {
+    const quote = this.#quote as MarketQuote;
     let extremes = this.#adverse.get(strategyId);
     if (!extremes) {
       extremes = new Map();
       this.#adverse.set(strategyId, extremes);
     }
     const seen = extremes.get(quote.symbol);
-    const lowerBid = !seen || quote.bid < seen.bid;
-    const higherAsk = !seen || quote.ask > seen.ask;
-    extremes.set(quote.symbol, {
-      bid: lowerBid ? quote.bid : (seen as AdverseExtreme).bid,
-      bidAtMs: lowerBid ? quote.atMs : (seen as AdverseExtreme).bidAtMs,
-      ask: higherAsk ? quote.ask : (seen as AdverseExtreme).ask,
-      askAtMs: higherAsk ? quote.atMs : (seen as AdverseExtreme).askAtMs,
-    });
-  }
+    if (!seen) {
+      extremes.set(quote.symbol, { bid: quote.bid, bidAtMs: quote.atMs, ask: quote.ask, askAtMs: quote.atMs });
+      return;
+    }
+    // Changed in place: a falling market notes every quote for every trade under water.
+    if (quote.bid < seen.bid) {
+      seen.bid = quote.bid;
+      seen.bidAtMs = quote.atMs;
+    }
+    if (quote.ask > seen.ask) {
+      seen.ask = quote.ask;
+      seen.askAtMs = quote.atMs;
+    }
+  };
 
   #work(strategyId: number, focus: Focus, quiet = false): void {
     const waiting = this.#waiting.get(strategyId);

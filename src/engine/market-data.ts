@@ -28,11 +28,20 @@ export function parseMarketFeed(value: string | undefined): MarketFeed {
   throw new Error(`MARKET_FEED must be simulated, manual or replay:<file>, got ${value}`);
 }
 
+/** What fills took from a symbol's current quote, by side. */
+interface Taken {
+  /** The quote taken from (the same object is the same quote), and its identity. */
+  readonly source: MarketQuote;
+  readonly quote: string;
+  buy: Decimal;
+  sell: Decimal;
+}
+
 export class MarketData {
   readonly #manual = new Map<string, MarketQuote>();
   #handQuotes = 0;
   /** What fills have taken from each symbol's current quote, by side, so its size is taken once. */
-  readonly #taken = new Map<string, { readonly quote: string; buy: Decimal; sell: Decimal }>();
+  readonly #taken = new Map<string, Taken>();
   readonly #replay = new Map<string, MarketQuote[]>();
   /** The last simulated quote of each symbol: the walk changes once a step, and computing it costs dozens of hashes. */
   readonly #simulated = new Map<string, MarketQuote>();
@@ -70,7 +79,7 @@ export class MarketData {
   /** The quote with what fills have already taken from its sizes removed. */
   available(quote: MarketQuote): MarketQuote {
     const taken = this.#taken.get(quote.symbol);
-    if (!taken || taken.quote !== identity(quote)) return quote;
+    if (!taken || !takenFrom(taken, quote)) return quote;
     const left = (size: Decimal | null, used: Decimal) => (size === null ? null : max(sub(size, used), ZERO));
     return { ...quote, askSize: left(quote.askSize, taken.buy), bidSize: left(quote.bidSize, taken.sell) };
   }
@@ -78,8 +87,8 @@ export class MarketData {
   /** Records a fill against the quote (a buy takes from the ask size, a sell from the bid size); negative gives back. */
   take(quote: MarketQuote, side: Side, quantity: Decimal): void {
     let taken = this.#taken.get(quote.symbol);
-    if (!taken || taken.quote !== identity(quote)) {
-      taken = { quote: identity(quote), buy: ZERO, sell: ZERO };
+    if (!taken || !takenFrom(taken, quote)) {
+      taken = { source: quote, quote: identity(quote), buy: ZERO, sell: ZERO };
       this.#taken.set(quote.symbol, taken);
     }
     taken[side] = add(taken[side], quantity);
@@ -122,6 +131,9 @@ export class MarketData {
 
 /** A quote's identity: a new quote (another price, size or time) offers its sizes afresh. */
 const identity = (quote: MarketQuote) => `${quote.bid}|${quote.ask}|${quote.bidSize}|${quote.askSize}|${quote.atMs}`;
+
+/** Whether what was taken was taken from this quote: the same object, or one with the same prices, sizes and time. */
+const takenFrom = (taken: Taken, quote: MarketQuote) => taken.source === quote || taken.quote === identity(quote);
 
 function latestAtOrBefore(series: readonly MarketQuote[], atMs: number): MarketQuote | null {
   let low = 0;

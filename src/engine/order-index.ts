@@ -158,7 +158,6 @@ function bound(ladder: readonly Rung[], key: bigint, upper: boolean): number {
   return low;
 }
 
-const NONE: readonly number[] = [];
 const NO_ORDERS: ReadonlyMap<number, number[]> = new Map();
 
 /** Whether the ladder's head is at or through the key (its first rung crosses). */
@@ -166,10 +165,10 @@ const crosses = (ladder: readonly Rung[], key: bigint) => ladder.length > 0 && (
 /** Whether the ladder's head is strictly through the key. */
 const beyond = (ladder: readonly Rung[], key: bigint) => ladder.length > 0 && (ladder[0] as Rung).key < key;
 
-/** Adds the strategies of the ladder's prefix through the key (at the key too, with `inclusive`). */
-function collect(into: Set<number>, ladder: readonly Rung[], key: bigint, inclusive: boolean): void {
-  const end = bound(ladder, key, inclusive);
-  for (let i = 0; i < end; i++) into.add((ladder[i] as Rung).strategyId);
+/** Visits the strategies of the ladder's prefix strictly before the key. */
+function visitThrough(ladder: readonly Rung[], key: bigint, visit: (strategyId: number) => void): void {
+  const end = bound(ladder, key, false);
+  for (let i = 0; i < end; i++) visit((ladder[i] as Rung).strategyId);
 }
 
 function placementOf(order: LiveOrder): Placement {
@@ -316,19 +315,20 @@ export class OrderIndex {
     return orders;
   }
 
-  /** The strategies with an open trade the quote takes beyond the worst price it has seen. */
-  adverse(symbol: string, bid: Decimal, ask: Decimal): readonly number[] {
+  /**
+   * Visits each strategy with an open trade the quote takes beyond the worst
+   * price it has seen (once: a strategy holds one trade per symbol). Nothing is
+   * allocated: in a falling market this runs for every quote.
+   */
+  adverse(symbol: string, bid: Decimal, ask: Decimal, visit: (strategyId: number) => void): void {
     const ladders = this.#symbols.get(symbol);
-    if (!ladders) return NONE;
+    if (!ladders) return;
     const { longTrade, shortTrade } = ladders.ladders;
     // Strictly beyond: an equal price is no new worst.
     const longKey = -(bid as bigint);
     const shortKey = ask as bigint;
-    if (!beyond(longTrade, longKey) && !beyond(shortTrade, shortKey)) return NONE;
-    const strategies = new Set<number>();
-    collect(strategies, longTrade, longKey, false);
-    collect(strategies, shortTrade, shortKey, false);
-    return [...strategies];
+    if (beyond(longTrade, longKey)) visitThrough(longTrade, longKey, visit);
+    if (beyond(shortTrade, shortKey)) visitThrough(shortTrade, shortKey, visit);
   }
 
   /** Strategies with a release or expiry due at or before the instant. */

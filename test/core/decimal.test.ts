@@ -46,6 +46,31 @@ test("text round trip", () => {
   fc.assert(fc.property(arbitraryDecimal, (d) => decimal(formatDecimal(d)) === d));
 });
 
+test("the text is the shortest plain decimal, on either side of 2^53 units", () => {
+  const canonical = /^-?(0|[1-9]\d*)(\.\d*[1-9])?$/;
+  const edge = BigInt(Number.MAX_SAFE_INTEGER);
+  const nearEdge = fc.bigInt({ min: edge - 10n ** 9n, max: edge + 10n ** 9n });
+  const units = fc
+    .oneof(
+      arbitraryDecimal,
+      nearEdge,
+      nearEdge.map((u) => -u),
+    )
+    .map((u) => u as Decimal);
+  fc.assert(
+    fc.property(units, (d) => {
+      const text = formatDecimal(d);
+      assert.match(text, canonical);
+      assert.equal(decimal(text), d);
+    }),
+  );
+  for (const d of [edge, edge + 1n, -edge, -edge - 1n, 10n ** 8n, -1n, 0n]) {
+    assert.equal(decimal(formatDecimal(d as Decimal)), d);
+  }
+  assert.equal(formatDecimal(-1n as Decimal), "-0.00000001");
+  assert.equal(formatDecimal(edge as Decimal), "90071992.54740991");
+});
+
 test("stored text reads back as the value it was formatted from", () => {
   fc.assert(fc.property(arbitraryDecimal, (d) => storedDecimal(formatDecimal(d)) === d));
   assert.deepEqual(
