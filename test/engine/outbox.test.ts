@@ -578,6 +578,71 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test("a consumer behind on an account catches up while orders keep coming to that account", async () => {
+      const fresh = await freshStorage(backend);
+      const service = await startTestService(backend, { storage: fresh, marketFeed: { kind: "manual" } });
+      const other = await fresh.openAnother();
+      let flowing = true;
+      const flow: Promise<void>[] = [];
+      try {
+        const population = await populate(service);
+        const key = population.keys.personA;
+        await setClock(service, MARKET_OPEN);
+        await setQuote(service, "AAPL", 200, 200.05);
+        const strategyId = await newStrategy(service, key, 10_000_000);
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 1));
+        await consumersCaughtUp([service]);
+
+        // Events the service's consumer has not read, committed by a frame without consumers.
+        const frame = openFrame(other);
+        try {
+          const ctx = { ...service.app.runtime, storage: other, frame, caller: await callerOf(service, key) };
+          for (let i = 0; i < 3; i++) await placeOrder(ctx, orderInput(stockOrder(strategyId, "AAPL", "buy", 1)));
+        } finally {
+          await frame.close();
+        }
+        const missed = (await accountOf(service, strategyId)).event_seq;
+
+        // An order placed at every turn of the event loop: the frame is never idle while they flow.
+        const ctx = { ...service.app.runtime, caller: await callerOf(service, key) };
+        let outstanding = 0;
+        const pump = () => {
+          if (!flowing) return;
+          if (outstanding < 64) {
+            outstanding++;
+            const order = placeOrder(ctx, orderInput(stockOrder(strategyId, "AAPL", "buy", 1)));
+            flow.push(order.then(() => void outstanding--));
+          }
+          setImmediate(pump);
+        };
+        pump();
+        let position = 0;
+        for (let round = 0; round < 1000 && position < missed; round++) {
+          await sleep(10);
+          const row = await service.storage.db
+            .selectFrom("outbox_positions as p")
+            .innerJoin("accounts as a", "a.id", "p.account_id")
+            .select("p.seq")
+            .where("a.strategy_id", "=", strategyId)
+            .executeTakeFirst();
+          position = row?.seq ?? 0;
+        }
+        assert.ok(position >= missed, `the consumer reached ${position} of ${missed} while orders flowed`);
+        flowing = false;
+        await Promise.all(flow);
+        await consumersCaughtUp([service]);
+        assert.deepEqual(
+          await storedRecordTotals(service, strategyId),
+          await recordTotalsOfHistory(service, strategyId),
+        );
+      } finally {
+        flowing = false;
+        await Promise.allSettled(flow);
+        await other.close();
+        await service.close();
+      }
+    });
+
     test("two processes on one database: each event is counted once, whoever consumes it", async () => {
       const first = await startTestService(backend, { marketFeed: { kind: "manual" } });
       const second = await first.sibling();

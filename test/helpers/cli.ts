@@ -5,7 +5,8 @@ import { fileURLToPath } from "node:url";
 /** The operator CLI as operators run it: a separate process on the same storage as the service. */
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
-const CLI_TIMEOUT_MS = 30_000;
+/** A hung CLI fails the test; generous, since `demo` runs for seconds and CI machines are busy. */
+const CLI_TIMEOUT_MS = 120_000;
 
 export interface CliRun {
   readonly code: number | null;

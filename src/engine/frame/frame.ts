@@ -385,6 +385,11 @@ export class TradingFrame {
     return this.#slots.get(strategyId)?.committed?.version ?? -1;
   }
 
+  /** Resolves once the batch being committed now, if any, is committed (or has failed). */
+  async flushed(): Promise<void> {
+    await this.#flushing;
+  }
+
   /** Resolves once every operation applied so far is committed (or has failed); quiet ones wait (see flushQuiet). */
   async drain(): Promise<void> {
     while (

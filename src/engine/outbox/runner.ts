@@ -39,10 +39,14 @@ export class OutboxRunner implements BatchContributor {
   readonly #waiting = new Map<string, Delivery>();
   /** Deliveries in the batch being committed. */
   #inFlight: Delivery[] = [];
-  /** Accounts being read from storage, by consumer and account. */
-  readonly #reading = new Set<string>();
-  /** Accounts whose events were told while being read: what was read may not hold them. */
-  readonly #toldWhileReading = new Set<string>();
+  /** Accounts being read from storage, by consumer and account, each with its read's token. */
+  readonly #reading = new Map<string, object>();
+  /**
+   * Events told while their account was being read, kept to take after what
+   * was read: the read may or may not hold them (re-reading instead would
+   * never end under steady orders, each read outrun by the next commit).
+   */
+  readonly #toldWhileReading = new Map<string, OutboxEvent[]>();
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
 
@@ -142,20 +146,28 @@ export class OutboxRunner implements BatchContributor {
     from: number | null | undefined,
   ): void {
     const key = keyOf(consumer, accountId);
-    const first = events[0];
-    const last = events.at(-1);
-    if (!first || !last) return;
     if (this.#reading.has(key)) {
-      this.#toldWhileReading.add(key);
+      const told = this.#toldWhileReading.get(key);
+      if (told) told.push(...events);
+      else this.#toldWhileReading.set(key, [...events]);
       return;
     }
     const known = from !== undefined ? from : this.#known.get(key);
     const position = this.#pending(key) ?? known;
-    if (position === undefined || (position ?? 0) + 1 !== first.seq) {
+    if (position === undefined) {
       this.#readLater(consumer, accountId);
       return;
     }
-    const writes = consumer.consume(events);
+    // Events at or before the position were taken already (read from storage, then told).
+    const fresh = events[0] !== undefined && events[0].seq > (position ?? 0) ? events : after(events, position ?? 0);
+    const first = fresh[0];
+    const last = fresh.at(-1);
+    if (!first || !last) return;
+    if (first.seq !== (position ?? 0) + 1) {
+      this.#readLater(consumer, accountId);
+      return;
+    }
+    const writes = consumer.consume(fresh);
     const waiting = this.#waiting.get(key);
     if (waiting) {
       waiting.seq = last.seq;
@@ -174,20 +186,23 @@ export class OutboxRunner implements BatchContributor {
   #readLater(consumer: OutboxConsumer, accountId: number): void {
     const key = keyOf(consumer, accountId);
     if (this.#reading.has(key) || this.#stopped) return;
-    this.#reading.add(key);
-    this.#read(consumer, accountId)
-      .catch((error: unknown) => this.logger.error({ err: error, accountId }, "reading the outbox failed"))
-      .finally(() => {
-        this.#reading.delete(key);
-        // Committed after the read looked, perhaps: read again from where the consumer then stands.
-        if (this.#toldWhileReading.delete(key)) this.#readLater(consumer, accountId);
-      });
+    const token = {};
+    this.#reading.set(key, token);
+    this.#read(consumer, accountId).catch((error: unknown) => {
+      this.logger.error({ err: error, accountId }, "reading the outbox failed");
+      // Unless a later read has begun, what was told is read again when the next event finds the position unknown.
+      if (this.#reading.get(key) !== token) return;
+      this.#reading.delete(key);
+      this.#toldWhileReading.delete(key);
+    });
   }
 
   /** Reads the consumer's position in the account's events and the events after it, and takes them. */
   async #read(consumer: OutboxConsumer, accountId: number): Promise<void> {
-    // What is in flight settles first: its outcome says where the position stands.
-    await this.frame.drain();
+    // What is in flight settles first: its outcome says where the position stands. Not a drain:
+    // under steady orders the frame is never idle. A delivery taken later moves the position only
+    // from where it expects it, so a read it overtakes costs a conflict and a read again, no count.
+    await this.frame.flushed();
     const key = keyOf(consumer, accountId);
     const db = this.storage.db;
     const stored = await db
@@ -206,7 +221,13 @@ export class OutboxRunner implements BatchContributor {
       .execute();
     this.#reading.delete(key);
     this.#known.set(key, position);
-    if (rows.length > 0) this.#take(consumer, accountId, rows.map(outboxEventOfRow), position);
+    // What was told while reading, after what was read: committed after the read looked, or both.
+    const told = this.#toldWhileReading.get(key) ?? [];
+    this.#toldWhileReading.delete(key);
+    const { events, gap } = inSeqOrder([...rows.map(outboxEventOfRow), ...told]);
+    if (events.length > 0) this.#take(consumer, accountId, events, position);
+    // Another process's commit lies between: read what follows once this is taken.
+    if (gap) this.#readLater(consumer, accountId);
     this.frame.requestFlush();
   }
 
@@ -232,3 +253,18 @@ export class OutboxRunner implements BatchContributor {
 }
 
 const keyOf = (consumer: OutboxConsumer, accountId: number) => `${consumer.name}:${accountId}`;
+
+const after = (events: readonly OutboxEvent[], seq: number) => events.filter((event) => event.seq > seq);
+
+/** An account's events by seq, each once, up to the first gap (whether there was one). */
+function inSeqOrder(events: readonly OutboxEvent[]): { events: OutboxEvent[]; gap: boolean } {
+  const sorted = [...events].sort((a, b) => a.seq - b.seq);
+  const unique: OutboxEvent[] = [];
+  for (const event of sorted) {
+    const last = unique.at(-1);
+    if (last && event.seq === last.seq) continue;
+    if (last && event.seq !== last.seq + 1) return { events: unique, gap: true };
+    unique.push(event);
+  }
+  return { events: unique, gap: false };
+}
