@@ -578,6 +578,41 @@ for (const backend of BACKENDS) {
       }
     });
 
+    test("the events this process commits reach the consumer in memory: no read of the outbox per order", async () => {
+      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      try {
+        const population = await populate(service);
+        const key = population.keys.personA;
+        await setClock(service, MARKET_OPEN);
+        await setQuote(service, "AAPL", 200, 200.05);
+        const strategyId = await newStrategy(service, key);
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 1));
+        await consumersCaughtUp([service]);
+
+        const db = service.storage.db;
+        const selectFrom = db.selectFrom;
+        let outboxReads = 0;
+        db.selectFrom = ((from: Parameters<typeof selectFrom>[0]) => {
+          if (String(from).startsWith("order_events")) outboxReads++;
+          return selectFrom.call(db, from);
+        }) as typeof selectFrom;
+        try {
+          for (let i = 0; i < 20; i++)
+            await placed(service, key, stockOrder(strategyId, "AAPL", i % 2 ? "sell" : "buy", 1));
+          await consumersCaughtUp([service]);
+        } finally {
+          db.selectFrom = selectFrom;
+        }
+        assert.equal(outboxReads, 0, "the consumer read the outbox from storage");
+        assert.deepEqual(
+          await storedRecordTotals(service, strategyId),
+          await recordTotalsOfHistory(service, strategyId),
+        );
+      } finally {
+        await service.close();
+      }
+    });
+
     test("a consumer behind on an account catches up while orders keep coming to that account", async () => {
       const fresh = await freshStorage(backend);
       const service = await startTestService(backend, { storage: fresh, marketFeed: { kind: "manual" } });

@@ -130,7 +130,7 @@ export class OutboxRunner implements BatchContributor {
       else byAccount.set(event.accountId, [outboxEvent]);
     }
     for (const consumer of this.consumers) {
-      for (const [accountId, list] of byAccount) this.#take(consumer, accountId, list, null);
+      for (const [accountId, list] of byAccount) this.#take(consumer, accountId, list);
     }
     this.frame.requestFlush();
   }
@@ -139,12 +139,7 @@ export class OutboxRunner implements BatchContributor {
    * Gives events of an account to a consumer when they follow its position
    * (`from`: the position they were read after, when read from storage).
    */
-  #take(
-    consumer: OutboxConsumer,
-    accountId: number,
-    events: readonly OutboxEvent[],
-    from: number | null | undefined,
-  ): void {
+  #take(consumer: OutboxConsumer, accountId: number, events: readonly OutboxEvent[], from?: number | null): void {
     const key = keyOf(consumer, accountId);
     if (this.#reading.has(key)) {
       const told = this.#toldWhileReading.get(key);
