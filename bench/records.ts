@@ -51,6 +51,8 @@ import { seededRandom } from "../src/core/random.js";
 import { fold } from "../src/core/search.js";
 import { currentOrNextSession, type TradingSession, US_EQUITIES } from "../src/core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../src/core/symbols/instrument.js";
+import { addTotals } from "../src/engine/outbox/consumer.js";
+import { recordsConsumer } from "../src/engine/outbox/records.js";
 import { closesBetween } from "../src/services/equity-marks.js";
 import { createPerson } from "../src/services/people.js";
 import { migrateToLatest } from "../src/store/migrate.js";
@@ -598,6 +600,24 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
         .execute();
     }
   });
+  // The record totals the outbox's records consumer keeps, counted from the same fills as it would have
+  // (the history is written as a strategy's that traded before the outbox: its consumer starts after it).
+  const fillEvents = fills.map((fill, seq) => {
+    const trade = trades[fill.trade] as TradePlan;
+    const [openFee, closeFee] = fees[fill.trade] as readonly [Decimal, Decimal];
+    const closing = fill.opening
+      ? undefined
+      : {
+          opened_at: trade.openAtMs,
+          closed_at: trade.closeAtMs,
+          realized: formatDecimal(realizedOf(trade)),
+          commission: formatDecimal(add(openFee, closeFee)),
+        };
+    const payload = { strategy_id: strategyId, symbol_type: "stock", filled_at: fill.atMs, trade: closing };
+    return { accountId, seq: seq + 1, kind: "fill" as const, orderId: null, payload, atMs: fill.atMs };
+  });
+  const totals = recordsConsumer.consume(fillEvents).recordTotals.reduce(addTotals);
+  await storage.db.insertInto("strategy_records").values(totals).execute();
   const insertSeconds = (performance.now() - started) / 1000;
   return {
     strategyId,
