@@ -3,8 +3,8 @@ import type { OrderType } from "../core/fills.js";
 import type { OrderStatus } from "../core/orders/status.js";
 import { type SecurityType, SYMBOL_TYPES } from "../core/symbols/instrument.js";
 import type { CommittedAccount } from "../engine/frame/account.js";
+import type { StoredPosition } from "../store/journal/batch.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
-import type { PositionsTable } from "../store/schema.js";
 import { type OrderRow, STRATEGY_COLUMNS } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
 import { mayReadOrders, mayReadOrdersOf, v4Reader } from "./order-access.js";
@@ -18,7 +18,11 @@ import { mayTradeStrategy, type TradingContext } from "./trading.js";
  * may not read is 403.
  */
 export type OrderView = OrderRow & { readonly strategy_name: string };
-export type PositionView = PositionsTable & { readonly strategy_name: string };
+/** An open position as committed, with its strategy's name. */
+export interface OpenPosition {
+  readonly position: StoredPosition;
+  readonly strategyName: string;
+}
 
 async function readableStrategies(tx: Tx, ctx: RequestContext, ids: readonly number[], field: string) {
   const unique = [...new Set(ids)];
@@ -79,18 +83,24 @@ async function readableAccounts(
   return readable;
 }
 
+/** An active order as committed, with its strategy's name (the row itself: it is replaced when the order changes). */
+export interface ActiveOrder {
+  readonly order: OrderRow;
+  readonly strategyName: string;
+}
+
 /** GetStrategyActiveOrders: working and held orders, oldest first, as committed. */
-export async function activeOrders(ctx: TradingContext, query: ActiveOrdersQuery): Promise<OrderView[]> {
+export async function activeOrders(ctx: TradingContext, query: ActiveOrdersQuery): Promise<ActiveOrder[]> {
   const kind = query.securityType === undefined ? undefined : SYMBOL_TYPES[query.securityType];
-  const views: OrderView[] = [];
+  const views: ActiveOrder[] = [];
   for (const account of await readableAccounts(ctx, query.strategyIds, "StrategyIds")) {
-    for (const row of account.orders.values()) {
-      if (kind !== undefined && row.symbol_type !== kind) continue;
-      if (query.orderType !== undefined && row.order_type !== query.orderType) continue;
-      views.push({ ...row, strategy_name: account.strategy.name });
+    for (const order of account.orders.values()) {
+      if (kind !== undefined && order.symbol_type !== kind) continue;
+      if (query.orderType !== undefined && order.order_type !== query.orderType) continue;
+      views.push({ order, strategyName: account.strategy.name });
     }
   }
-  return views.sort((a, b) => a.id - b.id);
+  return views.sort((a, b) => a.order.id - b.order.id);
 }
 
 export interface HistoricalOrdersQuery {
@@ -145,15 +155,18 @@ export interface OpenPositionsQuery {
 }
 
 /** GetStrategyOpenPositions: the open positions of the strategies, by strategy and symbol, as committed. */
-export async function openPositions(ctx: TradingContext, query: OpenPositionsQuery): Promise<PositionView[]> {
+export async function openPositions(ctx: TradingContext, query: OpenPositionsQuery): Promise<OpenPosition[]> {
   const kind = query.securityType === undefined ? undefined : SYMBOL_TYPES[query.securityType];
-  const views: PositionView[] = [];
+  const views: OpenPosition[] = [];
   for (const account of await readableAccounts(ctx, query.strategyIds, "StrategyIds")) {
-    for (const row of account.positions.values()) {
-      if (kind === undefined || row.symbol_type === kind) views.push({ ...row, strategy_name: account.strategy.name });
+    for (const position of account.positions.values()) {
+      if (kind === undefined || position.symbol_type === kind)
+        views.push({ position, strategyName: account.strategy.name });
     }
   }
   return views.sort(
-    (a, b) => a.strategy_id - b.strategy_id || (a.symbol < b.symbol ? -1 : a.symbol > b.symbol ? 1 : 0),
+    (a, b) =>
+      a.position.strategy_id - b.position.strategy_id ||
+      (a.position.symbol < b.position.symbol ? -1 : a.position.symbol > b.position.symbol ? 1 : 0),
   );
 }

@@ -38,6 +38,12 @@ export interface Storage {
    * takes the WAL read lock for a moment (microseconds).
    */
   readonly dataVersion?: () => number;
+  /**
+   * SQLite only: moves whenever something may have been written: another
+   * connection committed (data_version) or the connection queries run on
+   * changed rows (total_changes). While it stands, every row reads as it did.
+   */
+  readonly writeMark?: () => string;
 }
 
 export interface StorageConfig {
@@ -68,11 +74,13 @@ function openSqlite(dataDir: string): Storage {
   configureSqlite(database);
   const db = new Kysely<Database>({ dialect: new QueuedSqliteDialect({ database: withStatementCache(database) }) });
   const dataVersion = database.prepare("pragma data_version").pluck();
+  const writeMark = database.prepare("select data_version || ':' || total_changes() from pragma_data_version").pluck();
   return {
     db,
     backend: "sqlite",
     location: { backend: "sqlite", file },
     dataVersion: () => dataVersion.get() as number,
+    writeMark: () => writeMark.get() as string,
     async close() {
       // The last connection to close checkpoints the WAL into the database file.
       await db.destroy();

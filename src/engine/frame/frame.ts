@@ -16,6 +16,7 @@ import type {
   StoredPosition,
   StrategyCommit,
 } from "../../store/journal/batch.js";
+import { keyedReads } from "../../store/keyed-reads.js";
 import type { Storage } from "../../store/storage.js";
 import {
   type AccountRows,
@@ -287,14 +288,13 @@ export class TradingFrame {
       }),
     );
     const slots = known.filter((slot): slot is Slot => slot !== null);
-    const stored = await accountVersions(
-      this.storage.db,
-      slots.map((slot) => slot.accountId),
-    );
+    // Read with the other requests' in the same turn (and on SQLite, kept while nothing is written).
+    const versions = keyedReads(this.storage, accountVersions);
+    const stored = await Promise.all(slots.map((slot) => versions.get(slot.accountId)));
     const answer = new Map<number, CommittedAccount>();
-    for (const slot of slots) {
+    for (const [i, slot] of slots.entries()) {
       const committed = slot.committed;
-      if (committed !== null && stored.get(slot.accountId) === committed.version) {
+      if (committed !== null && stored[i] === committed.version) {
         answer.set(slot.strategyId, committed);
         continue;
       }

@@ -13,9 +13,11 @@ import {
   type Instrument,
   serviceSymbolOf,
 } from "../../core/symbols/instrument.js";
-import type { OrderView, PositionView } from "../../services/order-reads.js";
+import type { ActiveOrder, OpenPosition, OrderView } from "../../services/order-reads.js";
 import type { OrderInput } from "../../services/orders.js";
-import { instrumentOf } from "../../store/trading-state.js";
+import type { StoredPosition } from "../../store/journal/batch.js";
+import { instrumentOf, type OrderRow } from "../../store/trading-state.js";
+import { type RawJson, rawJson } from "./raw-json.js";
 import { Id } from "./schemas.js";
 
 /**
@@ -253,8 +255,34 @@ export function rejectedOrderOf(terms: OrderTerms, reason: string) {
   };
 }
 
+/**
+ * The serialized record of each stored row, with the strategy name it was
+ * written with: a committed row is replaced, never changed, when its order or
+ * position changes, so the record is written once per change, not per read.
+ */
+function keptPerRow<Row extends object>(write: (row: Row, strategyName: string) => unknown) {
+  const kept = new WeakMap<Row, { readonly strategyName: string; readonly json: RawJson }>();
+  return (row: Row, strategyName: string): RawJson => {
+    const found = kept.get(row);
+    if (found !== undefined && found.strategyName === strategyName) return found.json;
+    const json = rawJson(write(row, strategyName));
+    kept.set(row, { strategyName, json });
+    return json;
+  };
+}
+
+/** An active order's OrderStatus record, serialized. */
+export const activeOrderJson = (active: ActiveOrder): RawJson => orderJsonOf(active.order, active.strategyName);
+const orderJsonOf = keptPerRow((row: OrderRow, strategyName: string) =>
+  orderStatusOf({ ...row, strategy_name: strategyName }),
+);
+
+/** An open position's Position record, serialized. */
+export const openPositionJson = (open: OpenPosition): RawJson => positionJsonOf(open.position, open.strategyName);
+const positionJsonOf = keptPerRow(positionOf);
+
 /** A Position record. */
-export function positionOf(row: PositionView) {
+function positionOf(row: StoredPosition, strategyName: string) {
   const instrument = instrumentOf(row.symbol, row.symbol_type);
   const quantity = decimal(row.quantity);
   return {
@@ -263,7 +291,7 @@ export function positionOf(row: PositionView) {
     AvgPx: toNumber(div(decimal(row.cost), quantity)),
     ServiceSymbol: serviceSymbolOf(instrument),
     ExchangeSymbol: exchangeSymbolOf(instrument),
-    StrategyName: row.strategy_name,
+    StrategyName: strategyName,
     Currency: instrument.currency,
     OpenedDate: new Date(row.opened_at),
   };

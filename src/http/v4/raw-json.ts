@@ -1,9 +1,10 @@
 /**
  * JSON serialized ahead of an answer. The parts of a record that change only
  * with its version are serialized once and spliced into every answer as they
- * are (what JSON.rawJSON does from Node 21 on). A RawJson may stand as the
- * value of a field of a Results entry of an operation marked `preSerialized`;
- * the answer's bytes are the ones JSON.stringify gives for the same values.
+ * are (what JSON.rawJSON does from Node 21 on). A RawJson may stand as a
+ * Results entry of an operation marked `preSerialized`, or as the value of a
+ * field of one; the answer's bytes are the ones JSON.stringify gives for the
+ * same values.
  */
 const RAW = Symbol("raw JSON");
 
@@ -82,6 +83,16 @@ export function jsonChunks(before: string, entries: readonly unknown[], after: s
   let text = `${before}[`;
   entries.forEach((entry, i) => {
     if (i > 0) text += ",";
+    const raw = rawOf(entry);
+    if (raw !== undefined) {
+      // An entry serialized whole.
+      if (typeof raw === "string") text += raw;
+      else {
+        chunks.push(text, raw);
+        text = "";
+      }
+      return;
+    }
     if (!isPlainObject(entry)) {
       text += JSON.stringify(entry) ?? "null";
       return;

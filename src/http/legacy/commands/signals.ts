@@ -308,7 +308,7 @@ export const signalCommands: readonly LegacyCommand[] = [
     async handler(ctx, request) {
       const strategyId = await systemRead(ctx, request, true);
       const working = await activeOrders(ctx, { strategyIds: [strategyId] });
-      return { response: working.map((order) => signalRow(order, null)) };
+      return { response: working.map(({ order }) => signalRow(order, null)) };
     },
   },
   {

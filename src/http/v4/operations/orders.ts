@@ -8,12 +8,13 @@ import { activeOrders, historicalOrders, openPositions } from "../../../services
 import { cancelOrder, type PlacedOrder, placeOrder, replaceOrder } from "../../../services/orders.js";
 import { defineOperation } from "../operation.js";
 import {
+  activeOrderJson,
   desiredPositionsOrderOf,
   ExchangeSymbolInput,
   OrderDto,
+  openPositionJson,
   orderStatusOf,
   orderTypeOfCode,
-  positionOf,
   readDecimal,
   readOrder,
   readSymbol,
@@ -97,6 +98,7 @@ export const orderOperations = [
     result: OrderStatusRecord,
     permission: anyCaller,
     paginated: false,
+    preSerialized: true,
     handler: async (ctx, input) =>
       (
         await activeOrders(ctx, {
@@ -104,7 +106,7 @@ export const orderOperations = [
           securityType: input.SecurityType,
           orderType: input.OrderType === undefined ? undefined : orderTypeOfCode(input.OrderType),
         })
-      ).map(orderStatusOf),
+      ).map(activeOrderJson),
   }),
   defineOperation({
     id: "GetStrategyHistoricalOrders",
@@ -152,8 +154,11 @@ export const orderOperations = [
     result: PositionRecord,
     permission: anyCaller,
     paginated: false,
+    preSerialized: true,
     handler: async (ctx, input) =>
-      (await openPositions(ctx, { strategyIds: input.StrategyIds, securityType: input.SecurityType })).map(positionOf),
+      (await openPositions(ctx, { strategyIds: input.StrategyIds, securityType: input.SecurityType })).map(
+        openPositionJson,
+      ),
   }),
   defineOperation({
     id: "SetDesiredPositions",
