@@ -2,6 +2,8 @@ import { type CommissionPlan, commissionPlan } from "../core/commissions.js";
 import { type Decimal, sub, ZERO } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { TradeRecord } from "../core/trades.js";
+import { keyedReads } from "../store/keyed-reads.js";
+import { strategyRowsById } from "../store/strategy-rows.js";
 import { tradeOfRow } from "../store/trading-state.js";
 import { mayReadOrders, v4Reader } from "./order-access.js";
 import { dbOf, type RequestContext } from "./runtime.js";
@@ -12,7 +14,7 @@ import { dbOf, type RequestContext } from "./runtime.js";
  * private one's to those who may read its orders and trades (./order-access.ts).
  */
 export async function viewableStrategy(ctx: RequestContext, strategyId: number, field = "StrategyId") {
-  const strategy = await dbOf(ctx).selectFrom("strategies").selectAll().where("id", "=", strategyId).executeTakeFirst();
+  const strategy = await keyedReads(ctx.storage, strategyRowsById).read(dbOf(ctx), strategyId);
   if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${strategyId}` });
   if (strategy.is_private === 1 && !(await mayReadOrders(ctx, strategy, v4Reader(ctx)))) {
     throw refuse("Forbidden", { field, message: `Strategy ${strategyId} is private` });

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import { refuse } from "../core/errors.js";
+import { keyedReads } from "../store/keyed-reads.js";
 import type { Tx } from "../store/transaction.js";
 import { dbOf, type Runtime } from "./runtime.js";
 
@@ -23,16 +24,28 @@ const MARKS_WRITTEN = "equity_marks_written";
 
 /** One indexed read: the model account's row and the marks' counter, each by its key. */
 export async function recordVersion(runtime: Runtime, strategyId: number): Promise<RecordVersion> {
-  const row = await dbOf(runtime)
+  const version = await keyedReads(runtime.storage, recordVersions).read(dbOf(runtime), strategyId);
+  if (!version) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${strategyId}` });
+  return version;
+}
+
+async function recordVersions(db: Tx, strategyIds: readonly number[]): Promise<Map<number, RecordVersion>> {
+  const rows = await db
     .selectFrom("accounts")
     .select([
+      "strategy_id",
       "version",
       (eb) => eb.selectFrom("service_settings").select("value").where("name", "=", MARKS_WRITTEN).as("marks_written"),
     ])
-    .where("strategy_id", "=", strategyId)
-    .executeTakeFirst();
-  if (!row) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${strategyId}` });
-  return { trading: row.version, marks: row.marks_written === null ? 0 : Number(row.marks_written) };
+    .where("kind", "=", "model")
+    .where("strategy_id", "in", [...strategyIds])
+    .execute();
+  return new Map(
+    rows.map((row) => [
+      row.strategy_id as number,
+      { trading: row.version, marks: row.marks_written === null ? 0 : Number(row.marks_written) },
+    ]),
+  );
 }
 
 /**

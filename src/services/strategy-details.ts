@@ -8,7 +8,9 @@ import {
   type TradeTotals,
 } from "../core/statistics.js";
 import { SECURITY_TYPES, type SecurityType, type SymbolType } from "../core/symbols/instrument.js";
+import { keyedReads } from "../store/keyed-reads.js";
 import { strategyRecordTotals } from "../store/strategy-records.js";
+import type { Tx } from "../store/transaction.js";
 import { viewableStrategy } from "./closed-trades.js";
 import { planSeries } from "./equity.js";
 import { cachedRecord } from "./record-cache.js";
@@ -155,6 +157,16 @@ function strategyRecord(ctx: RequestContext, strategy: Strategy, version: Record
   );
 }
 
+/** Owners as records show them: their alias, else their first name and initial. */
+async function ownerNames(db: Tx, personIds: readonly number[]): Promise<Map<number, string>> {
+  const rows = await db
+    .selectFrom("persons")
+    .select(["id", "alias", "first_name", "last_name"])
+    .where("id", "in", [...personIds])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row.alias ?? `${row.first_name} ${row.last_name.slice(0, 1)}.`]));
+}
+
 export async function strategyDetails(
   ctx: RequestContext & TradingRuntime,
   strategyId: number,
@@ -162,15 +174,11 @@ export async function strategyDetails(
   // Read side by side (one round trip less on PostgreSQL); nothing kept is read before access is granted.
   const [strategy, version] = await Promise.all([viewableStrategy(ctx, strategyId), recordVersion(ctx, strategyId)]);
   const [owner, record, account] = await Promise.all([
-    dbOf(ctx)
-      .selectFrom("persons")
-      .select(["alias", "first_name", "last_name"])
-      .where("id", "=", strategy.owner_person_id)
-      .executeTakeFirst(),
+    keyedReads(ctx.storage, ownerNames).read(dbOf(ctx), strategy.owner_person_id),
     strategyRecord(ctx, strategy, version),
     modelAccount(ctx, strategyId),
   ]);
-  const ownerName = owner ? (owner.alias ?? `${owner.first_name} ${owner.last_name.slice(0, 1)}.`) : "";
+  const ownerName = owner ?? "";
   return {
     strategy,
     ownerName,

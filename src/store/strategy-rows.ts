@@ -1,4 +1,4 @@
-import type { Insertable } from "kysely";
+import type { Insertable, Selectable } from "kysely";
 import { type Decimal, formatDecimal } from "../core/decimal.js";
 import { fold } from "../core/search.js";
 import type { StrategiesTable } from "./schema.js";
@@ -67,4 +67,17 @@ export async function touchModelAccount(tx: Tx, strategyId: number): Promise<voi
     .set((eb) => ({ version: eb("version", "+", 1) }))
     .where("strategy_id", "=", strategyId)
     .execute();
+}
+
+/** Strategies' rows by id (for keyed reads: ./keyed-reads.ts). */
+export async function strategyRowsById(
+  db: Tx,
+  ids: readonly number[],
+): Promise<Map<number, Selectable<StrategiesTable>>> {
+  const rows = await db
+    .selectFrom("strategies")
+    .selectAll()
+    .where("id", "in", [...ids])
+    .execute();
+  return new Map(rows.map((row) => [row.id, row]));
 }
