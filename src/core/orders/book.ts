@@ -1,5 +1,6 @@
 import { type Decimal, isZero } from "../decimal.js";
 import { editable } from "../transient.js";
+import { childrenOf, heldOrders, membersOf } from "./indexed-book.js";
 import { type Applied, applyEvent, newOrder, type OrderEvent, type OrderState } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
 
@@ -101,9 +102,12 @@ function cascade(changes: Changes, orderId: number, cancelSiblings: boolean): vo
   const order = changes.orders.get(orderId);
   // A filled order outside any OCA group takes nothing with it.
   if (!order || ((!cancelSiblings || order.ocaGroup === null) && order.state.status === "Filled")) return;
-  // Canceling changes only orders already in the map, which a Map's iteration allows.
-  for (const other of changes.orders.values()) {
-    if (other.id === orderId || !isLive(other)) continue;
+  const siblings = cancelSiblings && order.ocaGroup !== null ? membersOf(changes.orders, order.ocaGroup) : [];
+  const orphans = order.state.status !== "Filled" ? childrenOf(changes.orders, orderId) : [];
+  const candidates = orphans.length === 0 ? siblings : [...new Set([...siblings, ...orphans])].sort((a, b) => a - b);
+  for (const id of candidates) {
+    const other = changes.orders.get(id);
+    if (!other || other.id === orderId || !isLive(other)) continue;
     const sibling = cancelSiblings && order.ocaGroup !== null && other.ocaGroup === order.ocaGroup;
     const orphan = other.parentId === orderId && order.state.status !== "Filled" && !protectsFill(other, order);
     if (sibling || orphan) {
@@ -123,9 +127,9 @@ function mayWork(book: ReadonlyMap<number, BookOrder>, order: BookOrder, nowMs: 
 
 /** Releases held orders whose parent has filled (an exit's: in part) and whose parking time has passed. */
 function releaseReady(changes: Changes, nowMs: number): void {
-  // Releasing only changes orders already in the map, which a Map's iteration allows.
-  for (const order of changes.orders.values()) {
-    if (order.state.status === "PendingNew" && mayWork(changes.orders, order, nowMs)) {
+  for (const id of heldOrders(changes.orders)) {
+    const order = changes.orders.get(id);
+    if (order?.state.status === "PendingNew" && mayWork(changes.orders, order, nowMs)) {
       changes.apply(order.id, { kind: "accepted" });
     }
   }
@@ -224,10 +228,9 @@ export function replace(
   const replaced = changes.apply(oldId, { kind: "replaced" });
   if (!replaced.ok) return replaced;
   if (!keepOcaGroup) cascadeSiblingsOnly(changes, oldId);
-  for (const child of [...changes.orders.values()]) {
-    if (child.parentId === oldId && isLive(child) && !protectsFill(child, old)) {
-      changes.put({ ...child, parentId: input.id });
-    }
+  for (const id of childrenOf(changes.orders, oldId)) {
+    const child = changes.orders.get(id);
+    if (child && isLive(child) && !protectsFill(child, old)) changes.put({ ...child, parentId: input.id });
   }
   const next: BookOrder = {
     id: input.id,
@@ -245,8 +248,9 @@ export function replace(
 function cascadeSiblingsOnly(changes: Changes, orderId: number): void {
   const order = changes.orders.get(orderId);
   if (!order || order.ocaGroup === null) return;
-  for (const other of changes.orders.values()) {
-    if (other.id !== orderId && other.ocaGroup === order.ocaGroup && isLive(other)) {
+  for (const id of membersOf(changes.orders, order.ocaGroup)) {
+    const other = changes.orders.get(id);
+    if (other && other.id !== orderId && isLive(other)) {
       changes.apply(other.id, { kind: "canceled" });
       cascade(changes, other.id, true);
     }

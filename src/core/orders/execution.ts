@@ -15,6 +15,8 @@ import type { Instrument } from "../symbols/instrument.js";
 import { addToTrade, adversePrice, observe, openTrade, reduceTrade, splitFee, type TradeRecord } from "../trades.js";
 import { editable } from "../transient.js";
 import { type Book, type BookEvent, type BookOrder, type BookResult, cancel, expire, fill, release } from "./book.js";
+import { childrenOf } from "./indexed-book.js";
+import { ordersInSymbol } from "./indexed-terms.js";
 import { leavesQuantity } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
 import { closingSide, isExitSignal, type OrderTerms } from "./terms.js";
@@ -161,28 +163,19 @@ export type TradeKeys = (state: TradingState) => number;
 /** A stand-in key for a trade not stored yet: below every key in use. */
 export const standInTradeKey: TradeKeys = (state) => Math.min(0, ...state.trades.keys()) - 1;
 
-/** The exits of each entry in the book, by the entry's id. */
-function exitsByEntry(book: Book): Map<number, number[]> {
-  const exits = new Map<number, number[]>();
-  for (const order of book.values()) {
-    if (!order.exit || order.parentId === null) continue;
-    const ids = exits.get(order.parentId) ?? [];
-    ids.push(order.id);
-    exits.set(order.parentId, ids);
-  }
-  return exits;
-}
-
 /**
  * What an exit may still close: what its entry filled less what the entry's
  * exits (this one and its sibling) closed, so the two never close the same
  * quantity twice; null for an order that is no exit of an entry in the book.
  */
-function exitCover(book: Book, exit: BookOrder, exitsOf: ReadonlyMap<number, readonly number[]>): Decimal | null {
+function exitCover(book: Book, exit: BookOrder): Decimal | null {
   const entry = exit.exit && exit.parentId !== null ? book.get(exit.parentId) : undefined;
   if (!entry) return null;
   let closed = ZERO;
-  for (const id of exitsOf.get(entry.id) ?? []) closed = add(closed, book.get(id)?.state.filledQuantity ?? ZERO);
+  for (const id of childrenOf(book, entry.id)) {
+    const child = book.get(id);
+    if (child?.exit) closed = add(closed, child.state.filledQuantity);
+  }
   return max(sub(entry.state.filledQuantity, closed), ZERO);
 }
 
@@ -214,8 +207,6 @@ export function advance(
     for (const [id, at] of current.expiresAtMs) if (at <= nowMs && isLive(current, id)) due.push(id);
     if (due.length > 0) current = withBook(current, expire(current.book, due, nowMs), events);
   }
-  // Orders only end or start in this step: which exits belong to which entry stays as it is.
-  let exitsOf: Map<number, number[]> | null = null;
   const all = focus === "all";
   const focusOrders = new Set(all ? [] : focus.orders);
   const focusSymbols = new Set(all ? [] : focus.symbols);
@@ -237,8 +228,7 @@ export function advance(
       const held = current.positions.get(instrument.fullSymbol)?.position.quantity ?? ZERO;
       let leaves = leavesQuantity(live.state);
       if (terms.openClose === "close") {
-        exitsOf ??= exitsByEntry(current.book);
-        const cover = exitCover(current.book, live, exitsOf);
+        const cover = exitCover(current.book, live);
         if (closingSide(held) !== terms.side || (cover !== null && isZero(cover))) {
           // An exit whose entry may still fill waits for that fill: it must be there to protect it.
           if (live.parentId !== null && cover !== null && isLive(current, live.parentId)) continue;
@@ -333,24 +323,13 @@ function tried(
   },
 ): BookOrder[] {
   if (all) return [...state.book.values()].sort((a, b) => a.id - b.id);
+  const ids = new Set(focus.orders);
+  for (const symbol of focus.symbols) for (const id of ordersInSymbol(state.terms, symbol, false)) ids.add(id);
+  for (const symbol of focus.filledSymbols) for (const id of ordersInSymbol(state.terms, symbol, true)) ids.add(id);
   const chosen: BookOrder[] = [];
-  if (focus.symbols.size === 0 && focus.filledSymbols.size === 0) {
-    for (const id of focus.orders) {
-      const order = state.book.get(id);
-      if (order) chosen.push(order);
-    }
-  } else {
-    for (const order of state.book.values()) {
-      const terms = state.terms.get(order.id);
-      const symbol = terms?.instrument.fullSymbol ?? "";
-      if (
-        focus.orders.has(order.id) ||
-        focus.symbols.has(symbol) ||
-        (terms?.openClose === "close" && focus.filledSymbols.has(symbol))
-      ) {
-        chosen.push(order);
-      }
-    }
+  for (const id of ids) {
+    const order = state.book.get(id);
+    if (order) chosen.push(order);
   }
   return chosen.sort((a, b) => a.id - b.id);
 }

@@ -2,6 +2,8 @@ import { type Membership, membership } from "../../core/access.js";
 import { type PlanCommissions, planCommissionsOf } from "../../core/commissions.js";
 import { type Decimal, decimal } from "../../core/decimal.js";
 import type { HeldPosition, TradingState } from "../../core/orders/execution.js";
+import { IndexedBook } from "../../core/orders/indexed-book.js";
+import { IndexedTerms } from "../../core/orders/indexed-terms.js";
 import { ACTIVE, type OrderStatus } from "../../core/orders/status.js";
 import { TransientMap } from "../../core/transient.js";
 import type { StoredOrder, StoredPosition } from "../../store/journal/batch.js";
@@ -95,8 +97,9 @@ export function accountOfRows(rows: AccountRows): { committed: CommittedAccount;
   // The working maps are changed in place by each operation (src/core/transient.ts).
   const state: TradingState = {
     trades: TransientMap.of(rows.openTrades.map((row) => [row.id, tradeOfRow(row)])),
-    book: TransientMap.of(rows.orders.map((row) => [row.id, bookOrderOf(row)])),
-    terms: TransientMap.of(rows.orders.map((row) => [row.id, termsOfRow(row)])),
+    // Indexed: the orders a fill or a quote concerns are found without a pass over the book.
+    book: IndexedBook.holding(rows.orders.map(bookOrderOf)),
+    terms: IndexedTerms.holding(rows.orders.map((row) => [row.id, termsOfRow(row)])),
     expiresAtMs: TransientMap.of(
       rows.orders.filter((row) => row.expires_at !== null).map((row) => [row.id, row.expires_at as number]),
     ),
