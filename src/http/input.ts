@@ -43,7 +43,7 @@ function normalize(schema: TSchema, value: unknown, source: InputSource): unknow
   if (value === null || value === undefined) return undefined;
   if (isObjectSchema(schema)) {
     if (typeof value !== "object" || Array.isArray(value)) return value;
-    const byLowerName = new Map(Object.keys(schema.properties).map((name) => [name.toLowerCase(), name]));
+    const byLowerName = lowerNamesOf(schema);
     const out: Record<string, unknown> = {};
     for (const [rawName, rawValue] of Object.entries(value as Record<string, unknown>)) {
       const name = byLowerName.get(rawName.toLowerCase());
@@ -93,6 +93,18 @@ function scalar(schema: TSchema, value: unknown): unknown {
     return Number(value);
   }
   return value;
+}
+
+/** Each object schema's property names by their lower case, made once per schema. */
+const lowerNames = new WeakMap<TObject, ReadonlyMap<string, string>>();
+
+function lowerNamesOf(schema: TObject): ReadonlyMap<string, string> {
+  let names = lowerNames.get(schema);
+  if (!names) {
+    names = new Map(Object.keys(schema.properties).map((name) => [name.toLowerCase(), name]));
+    lowerNames.set(schema, names);
+  }
+  return names;
 }
 
 function isObjectSchema(schema: TSchema): schema is TObject {
