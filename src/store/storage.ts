@@ -4,6 +4,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect } from "kysely";
 import pg from "pg";
 import { Listeners, type OnListening } from "./listener.js";
+import { readInt8AsNumber } from "./pg-types.js";
 import type { Database } from "./schema.js";
 import { QueuedSqliteDialect } from "./sqlite-dialect.js";
 import { configureSqlite } from "./sqlite-settings.js";
@@ -56,9 +57,7 @@ export interface StorageConfig {
   readonly pgPoolSize?: number | undefined;
 }
 
-// int8 (bigserial ids, millisecond times) arrives as a string by default; all our
-// int8 values are below 2^53, so numbers are exact.
-pg.types.setTypeParser(pg.types.builtins.INT8, (value) => Number(value));
+readInt8AsNumber();
 
 export async function openStorage(config: StorageConfig): Promise<Storage> {
   if (config.databaseUrl) {

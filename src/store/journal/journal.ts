@@ -3,7 +3,7 @@ import type { Journal } from "./batch.js";
 import { openPostgresJournal } from "./postgres-journal.js";
 import { openSqliteJournal } from "./sqlite-journal.js";
 
-/** The trading frame's writer for the storage: a thread of its own on SQLite, a connection of its own on PostgreSQL. */
+/** The trading frame's writer for the storage: a thread of its own, with a connection of its own. */
 export function openJournal(storage: Storage, origin: string): Journal {
   const { location } = storage;
   return location.backend === "sqlite"

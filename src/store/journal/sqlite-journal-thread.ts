@@ -2,6 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { configureSqlite } from "../sqlite-settings.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, JournalBatch } from "./batch.js";
+import type { JournalReply, JournalRequest } from "./journal-thread.js";
 
 /**
  * The SQLite journal's own thread: it owns a connection of its own and
@@ -10,18 +11,6 @@ import type { AllocatedTable, CommitOutcome, IdRanges, JournalBatch } from "./ba
  * is checkpointed on yet another thread, sqlite-checkpoint-thread.ts).
  * Statements are prepared once.
  */
-export interface JournalRequest {
-  readonly id: number;
-  readonly command:
-    | { readonly kind: "commit"; readonly batch: JournalBatch }
-    | { readonly kind: "reserve"; readonly table: AllocatedTable; readonly count: number }
-    | { readonly kind: "close" };
-}
-
-export type JournalReply =
-  | { readonly id: number; readonly ok: true; readonly value: CommitOutcome | IdRanges | null }
-  | { readonly id: number; readonly ok: false; readonly message: string };
-
 const { file } = workerData as { file: string };
 const db = new Database(file);
 configureSqlite(db);

@@ -1,0 +1,73 @@
+import { Worker } from "node:worker_threads";
+import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
+
+/**
+ * A journal whose writer is a thread of its own: the frame's batches and id
+ * reservations are posted to it and answered by it, so a commit's round trips
+ * and fsyncs never wait on (or hold up) the service's event loop.
+ */
+export interface JournalRequest {
+  readonly id: number;
+  readonly command:
+    | { readonly kind: "commit"; readonly batch: JournalBatch }
+    | { readonly kind: "reserve"; readonly table: AllocatedTable; readonly count: number }
+    | { readonly kind: "close" };
+}
+
+export type JournalReply =
+  | { readonly id: number; readonly ok: true; readonly value: CommitOutcome | IdRanges | null }
+  | { readonly id: number; readonly ok: false; readonly message: string };
+
+/** The journal of the writer thread started from `module` with `workerData`; `beforeClose` runs first at close. */
+export function journalOnThread(module: URL, workerData: unknown, beforeClose?: () => Promise<void>): Journal {
+  const worker = startThread(module, workerData);
+  const waiting = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  let next = 1;
+  let failure: Error | null = null;
+  worker.on("message", (reply: JournalReply) => {
+    const waiter = waiting.get(reply.id);
+    if (!waiter) return;
+    waiting.delete(reply.id);
+    if (reply.ok) waiter.resolve(reply.value);
+    else waiter.reject(new Error(`journal: ${reply.message}`));
+  });
+  const failAll = (error: Error) => {
+    failure = error;
+    for (const waiter of waiting.values()) waiter.reject(error);
+    waiting.clear();
+  };
+  worker.on("error", failAll);
+  worker.on("exit", (code) => failAll(new Error(`the journal's thread exited (${code})`)));
+
+  const send = <T>(command: JournalRequest["command"]): Promise<T> => {
+    if (failure) return Promise.reject(failure);
+    const id = next++;
+    return new Promise<T>((resolve, reject) => {
+      waiting.set(id, { resolve: resolve as (value: unknown) => void, reject });
+      worker.postMessage({ id, command } satisfies JournalRequest);
+    });
+  };
+  return {
+    commit: (batch: JournalBatch) => send<CommitOutcome>({ kind: "commit", batch }),
+    reserveIds: (table: AllocatedTable, count: number) => send<IdRanges>({ kind: "reserve", table, count }),
+    async close() {
+      await beforeClose?.();
+      if (failure) return;
+      await send({ kind: "close" });
+      await worker.terminate();
+    },
+  };
+}
+
+/**
+ * A worker running `module`. The service runs its TypeScript through tsx,
+ * whose loader a worker thread does not inherit on Node 20: the worker
+ * registers it before importing the module.
+ */
+export function startThread(module: URL, workerData: unknown): Worker {
+  const target = JSON.stringify(module.href);
+  const entry = module.pathname.endsWith(".ts")
+    ? `import("tsx/esm/api").then((tsx) => { tsx.register(); return import(${target}); });`
+    : `import(${target});`;
+  return new Worker(entry, { eval: true, workerData });
+}
