@@ -35,10 +35,19 @@ export function closesBetween(afterMs: number, throughMs: number): number[] {
   }
 }
 
+/** Marks a transaction writes at most: a long catch-up commits in short steps, never holding storage for long. */
+const MARKS_PER_TRANSACTION = 2_000;
+
 /**
  * Marks every close the clock has passed since the last one marked. The first
  * call only notes the time (no marks for the past); a clock set back (sandbox)
  * starts over from there, keeping the marks already made.
+ *
+ * Nothing trades while the clock passes these closes, so the accounts as they
+ * stand now are the accounts at each of them: they are read once, and the
+ * marks are written in short transactions, each moving the marked-through
+ * time, with a turn of the event loop between them, so requests go on while
+ * years of closes are marked (a sandbox jump, a start after downtime).
  */
 export async function markClosesThrough(runtime: TradingRuntime, nowMs: number): Promise<number> {
   const stored = await readSetting(dbOf(runtime), MARKED_THROUGH);
@@ -48,38 +57,70 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
     return 0;
   }
   const closes = closesBetween(through, nowMs);
-  if (closes.length === 0) return 0;
-  await withTransaction(runtime, async ({ tx }) => {
-    // Nothing trades while the clock passes these closes: the accounts as they stand now are theirs.
-    const strategies = await tx
-      .selectFrom("strategies as s")
-      .innerJoin("accounts as a", "a.strategy_id", "s.id")
-      .select(["s.id", "a.cash", "a.commissions_paid", "a.plan_commissions", "s.created_at"])
-      .where("s.is_alive", "=", 1)
-      .where("s.created_at", "<", closes[closes.length - 1] as number)
-      .execute();
-    const positions =
-      strategies.length === 0
-        ? []
-        : await tx
-            .selectFrom("positions as p")
-            .innerJoin("accounts as a", "a.id", "p.account_id")
-            .selectAll("p")
-            .where("a.kind", "=", "model")
-            .execute();
-    const held = new Map<number, { instrument: Instrument; position: Position }[]>();
-    for (const p of positions) {
-      held.set(p.strategy_id, [
-        ...(held.get(p.strategy_id) ?? []),
-        {
-          instrument: instrumentOf(p.symbol, p.symbol_type),
-          position: { quantity: decimal(p.quantity), cost: decimal(p.cost) },
-        },
-      ]);
+  const last = closes.at(-1);
+  if (last === undefined) return 0;
+  const { strategies, held } = await accountsNow(runtime, last);
+  let first = 0;
+  while (first < closes.length) {
+    const step: number[] = [];
+    let rows = 0;
+    for (; first < closes.length && (step.length === 0 || rows < MARKS_PER_TRANSACTION); first++) {
+      step.push(closes[first] as number);
+      rows += strategies.length;
     }
-    const rows = closes.flatMap((close) => marksAt(runtime, close, strategies, held));
-    // Checked here, once: readers trust the stored marks (src/core/marks.ts).
-    for (const row of rows) checkMark(row);
+    await markCloses(runtime, step, strategies, held);
+    if (first < closes.length) await new Promise((resolve) => setImmediate(resolve));
+  }
+  return closes.length;
+}
+
+type MarkedStrategy = Awaited<ReturnType<typeof accountsNow>>["strategies"][number];
+type Holdings = ReadonlyMap<number, readonly { instrument: Instrument; position: Position }[]>;
+
+/** The live strategies created before `beforeMs`, with their model accounts' cash and positions as committed. */
+async function accountsNow(runtime: TradingRuntime, beforeMs: number) {
+  const db = dbOf(runtime);
+  const strategies = await db
+    .selectFrom("strategies as s")
+    .innerJoin("accounts as a", "a.strategy_id", "s.id")
+    .select(["s.id", "a.cash", "a.commissions_paid", "a.plan_commissions", "s.created_at"])
+    .where("s.is_alive", "=", 1)
+    .where("a.kind", "=", "model")
+    .where("s.created_at", "<", beforeMs)
+    .execute();
+  const positions =
+    strategies.length === 0
+      ? []
+      : await db
+          .selectFrom("positions as p")
+          .innerJoin("accounts as a", "a.id", "p.account_id")
+          .selectAll("p")
+          .where("a.kind", "=", "model")
+          .execute();
+  const held = new Map<number, { instrument: Instrument; position: Position }[]>();
+  for (const p of positions) {
+    held.set(p.strategy_id, [
+      ...(held.get(p.strategy_id) ?? []),
+      {
+        instrument: instrumentOf(p.symbol, p.symbol_type),
+        position: { quantity: decimal(p.quantity), cost: decimal(p.cost) },
+      },
+    ]);
+  }
+  return { strategies, held };
+}
+
+/** The marks of the closes, in one transaction that also moves the marked-through time to the last of them. */
+async function markCloses(
+  runtime: TradingRuntime,
+  closes: readonly number[],
+  strategies: readonly MarkedStrategy[],
+  held: Holdings,
+): Promise<void> {
+  const rows = closes.flatMap((close) => marksAt(runtime, close, strategies, held));
+  // Checked here, once: readers trust the stored marks (src/core/marks.ts).
+  for (const row of rows) checkMark(row);
+  await withTransaction(runtime, async ({ tx }) => {
     for (let i = 0; i < rows.length; i += 500) {
       await tx
         .insertInto("equity_marks")
@@ -87,25 +128,13 @@ export async function markClosesThrough(runtime: TradingRuntime, nowMs: number):
         .onConflict((c) => c.columns(["strategy_id", "day"]).doNothing())
         .execute();
     }
-    await writeSetting(tx, MARKED_THROUGH, String(closes[closes.length - 1]));
+    await writeSetting(tx, MARKED_THROUGH, String(closes.at(-1)));
     if (rows.length > 0) await noteMarksWritten(tx);
   });
-  return closes.length;
 }
 
 /** The marks of one close: every strategy created before it, at the quotes of that moment. */
-function marksAt(
-  runtime: TradingRuntime,
-  closeMs: number,
-  strategies: readonly {
-    id: number;
-    cash: string;
-    commissions_paid: string;
-    plan_commissions: string;
-    created_at: number;
-  }[],
-  held: ReadonlyMap<number, readonly { instrument: Instrument; position: Position }[]>,
-) {
+function marksAt(runtime: TradingRuntime, closeMs: number, strategies: readonly MarkedStrategy[], held: Holdings) {
   const view = marketViewAt(runtime.market, closeMs);
   const benchmarkQuote = view.quote(BENCHMARK);
   const benchmark = benchmarkQuote ? div(add(benchmarkQuote.bid, benchmarkQuote.ask), fromInteger(2)) : ZERO;

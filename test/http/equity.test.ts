@@ -82,5 +82,41 @@ for (const backend of BACKENDS) {
       });
       assert.equal(r.status, 400);
     });
+
+    test("ten years of closes are marked in short steps while other requests are answered", async () => {
+      await setClock(service, "2026-04-01T14:00:00Z");
+      const strategies: number[] = [];
+      for (let i = 0; i < 20; i++) strategies.push(await newStrategy(service, key, 100_000, `Decade ${i}`));
+      await setClock(service, "2026-04-01T21:30:00Z");
+      let jumped = false;
+      const jump = service.call("WL", "POST", "/Sandbox/SetClock", { body: { Now: "2036-04-01T21:30:00Z" } });
+      void jump.then(() => {
+        jumped = true;
+      });
+      let answeredMeanwhile = 0;
+      while (!jumped) {
+        const details = await service.call("GEN", "GET", "/Strategies/GetStrategyDetails", {
+          key,
+          query: { StrategyId: String(strategies[0]) },
+        });
+        assert.equal(details.status, 200, details.text);
+        if (!jumped) answeredMeanwhile++;
+      }
+      assert.equal((await jump).status, 200);
+      assert.ok(answeredMeanwhile > 1, `requests answered while marking: ${answeredMeanwhile}`);
+      const marks = await service.storage.db
+        .selectFrom("equity_marks")
+        .select(["strategy_id", (eb) => eb.fn.countAll<number>().as("marks")])
+        .where("strategy_id", "in", strategies)
+        .groupBy("strategy_id")
+        .execute();
+      const closes = (await equity("GetStrategyHistoricalDailyEquity", strategies[19] as number)).MonthlyResults;
+      assert.ok(closes.length > 2500, `${closes.length} closes in ten years`);
+      assert.deepEqual(
+        marks.map((m) => Number(m.marks)),
+        strategies.map(() => closes.length),
+        "every strategy marked at every close, once",
+      );
+    });
   });
 }
