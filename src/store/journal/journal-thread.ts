@@ -60,9 +60,17 @@ export function journalOnThread(module: URL, workerData: unknown, beforeClose?: 
 }
 
 /**
- * A worker running `module`. The service runs its TypeScript through tsx,
- * whose loader a worker thread does not inherit on Node 20: the worker
- * registers it before importing the module.
+ * The module `name` beside the module at `from` (an `import.meta.url`), as
+ * it is built: TypeScript under tsx in development and tests, JavaScript in
+ * `dist/` once compiled.
+ */
+export function siblingModule(name: string, from: string): URL {
+  return new URL(`./${name}${from.endsWith(".ts") ? ".ts" : ".js"}`, from);
+}
+
+/**
+ * A worker running `module`. Under tsx, whose loader a worker thread does not
+ * inherit on Node 20, the worker registers it before importing the module.
  */
 export function startThread(module: URL, workerData: unknown): Worker {
   const target = JSON.stringify(module.href);

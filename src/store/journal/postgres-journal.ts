@@ -1,5 +1,5 @@
 import type { Journal } from "./batch.js";
-import { journalOnThread } from "./journal-thread.js";
+import { journalOnThread, siblingModule } from "./journal-thread.js";
 
 /**
  * PostgreSQL's journal: batches go to a thread of its own
@@ -9,5 +9,5 @@ import { journalOnThread } from "./journal-thread.js";
  * the event loop nothing.
  */
 export function openPostgresJournal(url: string, schema: string | undefined, origin: string): Journal {
-  return journalOnThread(new URL("./postgres-journal-thread.ts", import.meta.url), { url, schema, origin });
+  return journalOnThread(siblingModule("postgres-journal-thread", import.meta.url), { url, schema, origin });
 }

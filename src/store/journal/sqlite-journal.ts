@@ -1,6 +1,6 @@
 import { once } from "node:events";
 import type { Journal } from "./batch.js";
-import { journalOnThread, startThread } from "./journal-thread.js";
+import { journalOnThread, siblingModule, startThread } from "./journal-thread.js";
 
 /** How often the checkpointing thread checkpoints the WAL. */
 const CHECKPOINT_MS = 250;
@@ -11,13 +11,13 @@ const CHECKPOINT_MS = 250;
  * batch is durably committed; another thread checkpoints the WAL.
  */
 export function openSqliteJournal(file: string): Journal {
-  const checkpointer = startThread(new URL("./sqlite-checkpoint-thread.ts", import.meta.url), {
+  const checkpointer = startThread(siblingModule("sqlite-checkpoint-thread", import.meta.url), {
     file,
     checkpointMs: CHECKPOINT_MS,
   });
   checkpointer.on("error", () => undefined);
   const checkpointerExited = once(checkpointer, "exit");
-  return journalOnThread(new URL("./sqlite-journal-thread.ts", import.meta.url), { file }, async () => {
+  return journalOnThread(siblingModule("sqlite-journal-thread", import.meta.url), { file }, async () => {
     checkpointer.postMessage("close");
     await checkpointerExited;
   });
