@@ -33,6 +33,11 @@ export class ControllableClock implements Clock {
     return this.#setting.kind === "fixed" ? this.#setting.atMs : this.systemNow();
   }
 
+  /** Real time whatever the setting: for leases between processes, which a frozen sandbox clock must not stop. */
+  realNowMs(): number {
+    return this.systemNow();
+  }
+
   get setting(): ClockSetting {
     return this.#setting;
   }

@@ -16,6 +16,16 @@ export const ERRORS = {
   InvalidSymbol: { code: "1121", status: 400, message: "Invalid symbol" },
   AlreadyExists: { code: "1201", status: 409, message: "Already exists" },
   WrongState: { code: "1202", status: 409, message: "The object is not in a state that allows this" },
+  IdempotencyKeyReused: {
+    code: "1203",
+    status: 409,
+    message: "This Idempotency-Key was sent with another request",
+  },
+  IdempotencyKeyBusy: {
+    code: "1204",
+    status: 409,
+    message: "The request with this Idempotency-Key has not answered yet",
+  },
   Internal: { code: "1500", status: 500, message: "Internal error" },
   NewOrderRejected: { code: "2010", status: 409, message: "New order rejected" },
   CancelRejected: { code: "2011", status: 409, message: "Cancel rejected" },

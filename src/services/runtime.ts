@@ -2,6 +2,7 @@ import type { Caller } from "../core/access.js";
 import type { ControllableClock } from "../core/clock.js";
 import type { Storage } from "../store/storage.js";
 import type { Tx } from "../store/transaction.js";
+import type { IdempotencyMark } from "./idempotency.js";
 
 /** What every service call needs from the running service. */
 export interface Runtime {
@@ -17,6 +18,8 @@ export interface RequestContext extends Runtime {
   readonly caller: Caller;
   /** Who acts when it is not the caller themself (audit records both). */
   readonly actor?: Caller;
+  /** The Idempotency-Key claimed for the request: its trading operation marks it carried out as it commits. */
+  readonly idempotency?: IdempotencyMark;
 }
 
 /** The context of a call made for someone else: the rules see `person`, audit sees who acted. */

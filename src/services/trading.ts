@@ -75,7 +75,7 @@ export interface TradeStep<T> {
  * is. `step` changes the account's state synchronously; refusing throws.
  */
 export function tradeOn<T>(
-  ctx: TradingRuntime & Partial<Pick<RequestContext, "caller" | "actor">>,
+  ctx: TradingRuntime & Partial<Pick<RequestContext, "caller" | "actor" | "idempotency">>,
   strategyId: number,
   step: (op: AccountOperation) => TradeStep<T>,
   options?: TradeOptions,
@@ -87,6 +87,7 @@ export function tradeOn<T>(
       market: ctx.market,
       actorPersonId: (actor ?? caller)?.personId ?? null,
       onBehalfOfPersonId: actor && caller && actor.personId !== caller.personId ? caller.personId : null,
+      idempotency: ctx.idempotency ?? null,
     },
     strategyId,
     (op) => {

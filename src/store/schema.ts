@@ -28,6 +28,7 @@ export interface Database {
   order_events: OrderEventsTable;
   outbox_positions: OutboxPositionsTable;
   strategy_records: StrategyRecordsTable;
+  idempotency_keys: IdempotencyKeysTable;
 }
 
 export interface ServiceSettingsTable {
@@ -408,4 +409,22 @@ export interface SubscriptionsTable {
   platform_id: number | null;
   started_at: number;
   ended_at: number | null;
+}
+
+export interface IdempotencyKeysTable {
+  person_id: number;
+  key: string;
+  /** The v4 operation the key was first sent with. */
+  operation: string;
+  /** A hash of the operation and its input as read: the same key must come with the same request. */
+  fingerprint: string;
+  /** pending: claimed, running; committed: its orders are stored, its answer not yet; answered. */
+  state: "pending" | "committed" | "answered";
+  /** The process (trading frame origin) holding a pending claim, and since when (real time). */
+  claimed_by: string;
+  claimed_at: number;
+  /** Service clock: the key is remembered for 24 hours from here. */
+  created_at: number;
+  /** The answer's body as sent (a success: refusals are not remembered). */
+  answer: string | null;
 }

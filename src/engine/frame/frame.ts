@@ -100,6 +100,8 @@ export interface OperationContext {
   /** Who acts, and for whom (when a platform key or an administrator acts for someone). */
   readonly actorPersonId?: number | null;
   readonly onBehalfOfPersonId?: number | null;
+  /** The Idempotency-Key of the request: marked carried out in the commit of what the operation made. */
+  readonly idempotency?: { readonly personId: number; readonly key: string } | null;
 }
 
 /** Work committed with the frame's batches: taken for a batch, and told how the batch ended. */
@@ -806,6 +808,7 @@ function batchOf(slots: readonly Slot[], origin: string): JournalBatch {
     positions: [] as JournalBatch["positions"][number][],
     closedPositions: [] as { account_id: number; symbol: string }[],
     events: [] as NewOrderEvent[],
+    idempotencyKeys: [] as { person_id: number; key: string }[],
   };
   for (const slot of slots) {
     const committed = slot.committed as CommittedAccount;
@@ -842,6 +845,10 @@ function batchOf(slots: readonly Slot[], origin: string): JournalBatch {
       else batch.closedPositions.push({ account_id: slot.accountId, symbol });
     }
     for (const event of changes.events) batch.events.push(outboxRowOf(event, origin));
+    for (const { ctx } of slot.operations) {
+      if (ctx.idempotency)
+        batch.idempotencyKeys.push({ person_id: ctx.idempotency.personId, key: ctx.idempotency.key });
+    }
   }
   batch.newOrders.sort((a, b) => a.id - b.id);
   return { accounts, strategies, consumers: [], recordTotals: [], ...batch };

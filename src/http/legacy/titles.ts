@@ -25,6 +25,9 @@ export const LEGACY_TITLES = {
   InvalidSymbol: "Invalid symbol",
   AlreadyExists: "Id already used",
   WrongState: "Refused",
+  // Only v4 reads an Idempotency-Key; the table names every refusal all the same.
+  IdempotencyKeyReused: "Refused",
+  IdempotencyKeyBusy: "Refused",
   Internal: "Internal error",
   NewOrderRejected: "Signal rejected",
   CancelRejected: "Signal could not be canceled",

@@ -1,5 +1,6 @@
 import type { TObject, TSchema } from "@sinclair/typebox";
 import { ERRORS } from "../../core/errors.js";
+import { IDEMPOTENCY_HEADER } from "./idempotency.js";
 import { inputSource, type Operation, pathOf, type V4Server } from "./operation.js";
 import { paginationInput } from "./pagination.js";
 
@@ -91,8 +92,11 @@ function describeOperation(server: V4Server, operation: Operation) {
     summary: operation.summary,
     tags: [operation.path.split("/").filter((s) => s !== "" && s !== "v2")[0] ?? "General"],
     ...(inputSource(operation) === "query"
-      ? { parameters: queryParameters(input) }
-      : { requestBody: { required: true, content: { "application/json": { schema: toOpenApi(input) } } } }),
+      ? { parameters: [...queryParameters(input), ...idempotencyParameters(operation)] }
+      : {
+          ...(operation.idempotent ? { parameters: idempotencyParameters(operation) } : {}),
+          requestBody: { required: true, content: { "application/json": { schema: toOpenApi(input) } } },
+        }),
     responses: {
       "200": { description: "OK", content: { "application/json": { schema: success } } },
       "400": failure,
@@ -113,6 +117,20 @@ const failureSchema = {
     ResponseStatus: { $ref: "#/components/schemas/ResponseStatus" },
   },
 };
+
+function idempotencyParameters(operation: Operation) {
+  if (!operation.idempotent) return [];
+  return [
+    {
+      name: IDEMPOTENCY_HEADER,
+      in: "header",
+      required: false,
+      description:
+        "Sent again with the same body within 24 hours, the request answers as the first did (header Idempotent-Replayed: true) and makes nothing; with another body it is refused (409, 1203).",
+      schema: { type: "string", minLength: 1, maxLength: 255 },
+    },
+  ];
+}
 
 function queryParameters(input: TObject) {
   const required = new Set(input.required ?? []);

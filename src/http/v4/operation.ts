@@ -48,6 +48,8 @@ interface OperationBase<Input extends TObject> {
   readonly bareBooleanOn?: readonly V4Server[];
   /** Fields of the Results entries may hold JSON serialized ahead (RawJson, raw-json.ts), sent as it is. */
   readonly preSerialized?: boolean;
+  /** A request repeated with its Idempotency-Key answers as the first did and makes nothing (./idempotency.ts). */
+  readonly idempotent?: boolean;
 }
 
 export interface PlainOperation<Input extends TObject> extends OperationBase<Input> {

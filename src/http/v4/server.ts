@@ -16,6 +16,7 @@ import { compileInput } from "../input.js";
 import type { RateLimiter } from "../rate-limit.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
 import { failureBody, successBody, successPayload } from "./envelope.js";
+import { answerOnce, idempotencyKeyOf, REPLAYED_HEADER } from "./idempotency.js";
 import { openApiDocument } from "./openapi.js";
 import { inputSource, type Operation, type OperationContext, pathOf, type V4Server } from "./operation.js";
 import { PAGINATION_INPUT, paginationInput } from "./pagination.js";
@@ -180,6 +181,15 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
       if (operation.cacheSeconds) reply.header("Cache-Control", `private, max-age=${operation.cacheSeconds}`);
       try {
         if (!operation.paginated) {
+          const key = operation.idempotent ? idempotencyKeyOf(request.headers["idempotency-key"]) : undefined;
+          if (key !== undefined) {
+            const handler = operation.handler;
+            const { body, replayed } = await answerOnce(ctx, operation.id, key, input.value, async (keyed) =>
+              JSON.stringify(successBody(strip(await handler(keyed, input.value), hiddenFields))),
+            );
+            if (replayed) reply.header(REPLAYED_HEADER, "true");
+            return reply.type(JSON_TYPE).send(body);
+          }
           const results = await operation.handler(ctx, input.value);
           if (bareBoolean) return reply.type("application/json").send(JSON.stringify(results[0] ?? true));
           if (operation.preSerialized) {

@@ -75,6 +75,8 @@ export interface JournalBatch {
   readonly consumers: readonly ConsumerAdvance[];
   /** What the records consumer adds to strategies' totals, with its positions. */
   readonly recordTotals: readonly RecordTotals[];
+  /** Idempotency keys whose requests the batch carries out (pending claims marked committed). */
+  readonly idempotencyKeys: readonly { readonly person_id: number; readonly key: string }[];
 }
 
 export type CommitOutcome =

@@ -209,6 +209,10 @@ const STRATEGY_COLUMNS: readonly Column[] = [
   ["sets_desired", "integer"],
   ["desired_positions", "text"],
 ];
+const IDEMPOTENCY_KEY_COLUMNS: readonly Column[] = [
+  ["person_id", "bigint"],
+  ["key", "text"],
+];
 const CONSUMER_COLUMNS: readonly Column[] = [
   ["consumer", "text"],
   ["accountId", "bigint"],
@@ -263,6 +267,12 @@ const WRITE = new WriteStatement()
     CONSUMER_COLUMNS,
     (source) => `insert into outbox_positions (consumer, account_id, seq) select u.* from ${source}
       on conflict (consumer, account_id) do update set seq = excluded.seq`,
+  )
+  .table(
+    "committed_keys",
+    IDEMPOTENCY_KEY_COLUMNS,
+    (source) => `update idempotency_keys k set state = 'committed' from ${source}
+      where k.person_id = u.person_id and k.key = u.key and k.state = 'pending'`,
   )
   .table(
     "moved_accounts",
@@ -384,6 +394,7 @@ function connectionJournal(url: string, schema: string | undefined, origin: stri
         batch.strategies.map(strategyRow),
         batch.recordTotals,
         batch.consumers,
+        batch.idempotencyKeys,
         batch.accounts,
       ]),
       ORDERS_CHANNEL,

@@ -211,6 +211,9 @@ const statements = {
     `insert into outbox_positions (consumer, account_id, seq) values (@consumer, @accountId, @seq)
       on conflict (consumer, account_id) do update set seq = excluded.seq`,
   ),
+  idempotencyKey: db.prepare(
+    "update idempotency_keys set state = 'committed' where person_id = @person_id and key = @key and state = 'pending'",
+  ),
   sequence: db.prepare<[string], { seq: number }>("select seq from sqlite_sequence where name = ?"),
   reserve: db.prepare<[number, string], { seq: number }>(
     "update sqlite_sequence set seq = seq + ? where name = ? returning seq",
@@ -262,6 +265,7 @@ function commit(batch: JournalBatch): CommitOutcome {
     for (const totals of batch.recordTotals) statements.recordTotals.run(totals);
     for (const consumer of batch.consumers) statements.consumer.run(consumer);
     for (const account of batch.accounts) statements.account.run(account);
+    for (const key of batch.idempotencyKeys) statements.idempotencyKey.run(key);
     return { ok: true };
   });
 }

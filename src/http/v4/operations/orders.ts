@@ -52,6 +52,7 @@ export const orderOperations = [
     result: SignalIdRecord,
     permission: anyCaller,
     paginated: false,
+    idempotent: true,
     handler: async (ctx, input) => [signalIdResult(await placeOrder(ctx, readOrder(input.Order)))],
   }),
   defineOperation({
@@ -65,6 +66,7 @@ export const orderOperations = [
     result: SignalIdRecord,
     permission: anyCaller,
     paginated: false,
+    idempotent: true,
     handler: async (ctx, input) => [signalIdResult(await replaceOrder(ctx, readOrder(input.Order)))],
   }),
   defineOperation({
@@ -78,6 +80,7 @@ export const orderOperations = [
     result: SignalIdRecord,
     permission: anyCaller,
     paginated: false,
+    idempotent: true,
     handler: async (ctx, input) => [signalIdResult(await cancelOrder(ctx, input.StrategyId, input.SignalId))],
   }),
   defineOperation({
@@ -182,6 +185,7 @@ export const orderOperations = [
     result: SetDesiredPositionsRecord,
     permission: anyCaller,
     paginated: false,
+    idempotent: true,
     handler: async (ctx, input) => {
       const errors: ErrorEntry[] = [];
       const positions = input.Positions.flatMap((position, index) => {
