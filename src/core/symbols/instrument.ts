@@ -1,4 +1,5 @@
-import { type Decimal, decimal, formatDecimal, ONE, parseDecimal, toNumber } from "../decimal.js";
+import { readAmount } from "../amounts.js";
+import { type Decimal, decimal, formatDecimal, ONE, toNumber } from "../decimal.js";
 import { forexPair } from "./forex.js";
 import { FUTURES_BY_ROOT, MONTH_CODES } from "./futures.js";
 
@@ -219,7 +220,8 @@ export function fromExchangeSymbol(input: ExchangeSymbolInput): Instrument | nul
     }
     case "OPT": {
       const m = /^(\d{4})(\d{2})(\d{2})$/.exec(input.maturityMonthYear?.trim() ?? "");
-      const strike = input.strikePrice === undefined ? null : parseDecimal(input.strikePrice);
+      const reading = input.strikePrice === undefined ? null : readAmount(input.strikePrice);
+      const strike = reading?.ok ? reading.value : null;
       const side = input.putOrCall === 1 ? "call" : input.putOrCall === 0 ? "put" : null;
       instrument = m && strike !== null && side ? option(symbol, `${m[1]}-${m[2]}-${m[3]}`, side, strike) : null;
       break;

@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { amountProblemMessage, readAmount } from "../../core/amounts.js";
 import { parseLocalDateTime } from "../../core/datetime.js";
-import { type Decimal, decimal, div, isZero, parseDecimal, toNumber } from "../../core/decimal.js";
+import { type Decimal, decimal, div, isZero, toNumber, ZERO } from "../../core/decimal.js";
 import { type ErrorEntry, Refusal } from "../../core/errors.js";
 import type { OrderType, Side } from "../../core/fills.js";
 import type { OrderStatus } from "../../core/orders/status.js";
@@ -18,13 +19,13 @@ import type { OrderInput } from "../../services/orders.js";
 import type { StoredPosition } from "../../store/journal/batch.js";
 import { instrumentOf, type OrderRow } from "../../store/trading-state.js";
 import { type RawJson, rawJson } from "./raw-json.js";
-import { Id } from "./schemas.js";
+import { Amount, Id } from "./schemas.js";
 
 /**
  * The order wire format of WIRE.md (OrderDTO in, OrderStatus and Position
  * out) and its translation to and from the services' terms.
  */
-const Price = (description?: string) => Type.Number({ exclusiveMinimum: 0, ...(description ? { description } : {}) });
+const Price = (description: string) => Amount({ description: `Positive. ${description}` });
 
 export const ServiceSymbolInput = Type.Object({
   FullSymbol: Type.String({ minLength: 1, maxLength: 40 }),
@@ -40,7 +41,7 @@ export const ExchangeSymbolInput = Type.Object({
   SecurityExchange: Type.Optional(Type.String({ maxLength: 10 })),
   MaturityMonthYear: Type.Optional(Type.String({ maxLength: 8 })),
   PutOrCall: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),
-  StrikePrice: Type.Optional(Type.Number({ minimum: 0 })),
+  StrikePrice: Type.Optional(Amount()),
 });
 
 export const OrderDto = Type.Object({
@@ -52,7 +53,7 @@ export const OrderDto = Type.Object({
   TIF: Type.Optional(
     Type.Union([Type.Literal("0"), Type.Literal("1")], { description: "0 Day (default), 1 Good-till-canceled" }),
   ),
-  OrderQuantity: Type.Number({ exclusiveMinimum: 0, description: "Whole shares, contracts or units" }),
+  OrderQuantity: Amount({ description: "Positive: whole shares, contracts or units" }),
   OpenClose: Type.Optional(
     Type.Union([Type.Literal("O"), Type.Literal("C")], { description: "Inferred from the position when absent" }),
   ),
@@ -116,21 +117,21 @@ export function readSymbol(
   return null;
 }
 
-/** A decimal from the wire; more than eight decimals is refused. */
-export function readDecimal(value: number, field: string, errors: ErrorEntry[]): Decimal {
-  const parsed = parseDecimal(value);
-  if (parsed === null) {
-    errors.push({ name: "InvalidValue", field, message: `${field} has more than 8 decimal places` });
-    return decimal(0);
+/** A price or quantity from the wire (schemas.ts Amount); a refusal names `field`. */
+export function readDecimal(value: number | string, field: string, errors: ErrorEntry[]): Decimal {
+  const reading = readAmount(value);
+  if (!reading.ok) {
+    errors.push({ name: "InvalidValue", field, message: amountProblemMessage(field, reading.problem) });
+    return ZERO;
   }
-  return parsed;
+  return reading.value;
 }
 
 /** The order of a NewStrategyOrder or ReplaceStrategyOrder body, in the services' terms. */
 export function readOrder(order: Static<typeof OrderDto>): OrderInput {
   const errors: ErrorEntry[] = [];
   const instrument = readSymbol(order, "Order.", errors);
-  const amount = (value: number | undefined, name: string) =>
+  const amount = (value: number | string | undefined, name: string) =>
     value === undefined ? undefined : readDecimal(value, `Order.${name}`, errors);
   let parkedUntilMs: number | undefined;
   if (order.ParkedUntilDate !== undefined) {

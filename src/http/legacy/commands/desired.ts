@@ -1,4 +1,5 @@
-import { formatDecimal, parseDecimal } from "../../../core/decimal.js";
+import { amountProblemMessage, readAmount } from "../../../core/amounts.js";
+import { formatDecimal } from "../../../core/decimal.js";
 import { fromServiceSymbol } from "../../../core/symbols/instrument.js";
 import {
   type DesiredPosition,
@@ -40,12 +41,11 @@ function portfolioOf(raw: unknown): DesiredPosition[] | "flat" | "off" {
   return entries.map((entry, i) => {
     const instrument = fromServiceSymbol(String(entry.symbol ?? ""), String(entry.typeofsymbol ?? "stock"));
     if (!instrument) throw new LegacyFailure("InvalidSymbol", `positions[${i}]: ${String(entry.symbol)} is not known`);
-    const quantity = parseDecimal(
-      typeof entry.quant === "number" || typeof entry.quant === "string" ? entry.quant : "",
-    );
-    if (quantity === null)
-      throw new LegacyFailure("InvalidRequest", `positions[${i}].quant must be a signed whole number`);
-    return { instrument, quantity };
+    const field = `positions[${i}].quant`;
+    const reading = typeof entry.quant === "number" || typeof entry.quant === "string" ? readAmount(entry.quant) : null;
+    if (reading === null) throw new LegacyFailure("InvalidRequest", `${field} must be a signed whole number`);
+    if (!reading.ok) throw new LegacyFailure("InvalidRequest", amountProblemMessage(field, reading.problem));
+    return { instrument, quantity: reading.value };
   });
 }
 

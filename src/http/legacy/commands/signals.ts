@@ -1,6 +1,7 @@
+import { amountProblemMessage, readAmount } from "../../../core/amounts.js";
 import { localParts } from "../../../core/calendar.js";
 import { parseLocalDateTime } from "../../../core/datetime.js";
-import { type Decimal, decimal, div, formatDecimal, isZero, parseDecimal } from "../../../core/decimal.js";
+import { type Decimal, decimal, div, formatDecimal, isZero } from "../../../core/decimal.js";
 import { fromServiceSymbol, type Instrument } from "../../../core/symbols/instrument.js";
 import { activeOrders } from "../../../services/order-reads.js";
 import {
@@ -47,11 +48,17 @@ const ACTIONS: Readonly<Record<string, { side: "buy" | "sell"; openClose: "open"
 const actionOf = (side: string, openClose: string) =>
   side === "buy" ? (openClose === "open" ? "BTO" : "BTC") : openClose === "open" ? "STO" : "STC";
 
+/** A price or quantity of a signal: a JSON number rounded to eight places, or text read exactly (amounts.ts). */
+function amount(value: unknown, field: string): Decimal {
+  const reading = typeof value === "number" || typeof value === "string" ? readAmount(value) : null;
+  if (reading === null) throw new LegacyFailure("InvalidSignal", `${field} must be a number`);
+  if (!reading.ok) throw new LegacyFailure("InvalidSignal", amountProblemMessage(field, reading.problem));
+  return reading.value;
+}
+
 function price(value: unknown, field: string): Decimal | undefined {
   if (value === undefined || value === null || value === "" || value === 0 || value === "0") return undefined;
-  const parsed = typeof value === "number" || typeof value === "string" ? parseDecimal(value) : null;
-  if (parsed === null) throw new LegacyFailure("InvalidSignal", `${field} must be a price`);
-  return parsed;
+  return amount(value, field);
 }
 
 /** The park time: parkUntilSecs (epoch seconds) or parkUntilYYYYMMDDHHMM (New York). */
@@ -92,10 +99,7 @@ async function orderOf(
       `${String(signal.symbol)} is not a known ${String(signal.typeofsymbol ?? "stock")}`,
     );
   }
-  const quantity = parseDecimal(
-    typeof signal.quant === "number" || typeof signal.quant === "string" ? signal.quant : "",
-  );
-  if (quantity === null) throw new LegacyFailure("InvalidSignal", `${field}.quant must be a number`);
+  const quantity = amount(signal.quant, `${field}.quant`);
   const limit = price(signal.limit, `${field}.limit`);
   const stop = price(signal.stop, `${field}.stop`);
   if (limit !== undefined && stop !== undefined) {

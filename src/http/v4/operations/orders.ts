@@ -22,7 +22,7 @@ import {
   ServiceSymbolInput,
 } from "../orders-wire.js";
 import { OrderStatusRecord, PositionRecord, SetDesiredPositionsRecord, SignalIdRecord } from "../records.js";
-import { DateTime, Id } from "../schemas.js";
+import { Amount, DateTime, Id } from "../schemas.js";
 
 const SecurityType = Type.Union([Type.Literal("CS"), Type.Literal("FUT"), Type.Literal("OPT"), Type.Literal("FOR")], {
   description: "Only this kind of instrument",
@@ -172,7 +172,7 @@ export const orderOperations = [
       StrategyId: Id(),
       Positions: Type.Array(
         Type.Object({
-          Quantity: Type.Number({ description: "Signed, non-zero: below zero is short" }),
+          Quantity: Amount({ description: "Signed, non-zero: below zero is short" }),
           ServiceSymbol: Type.Optional(ServiceSymbolInput),
           ExchangeSymbol: Type.Optional(ExchangeSymbolInput),
         }),
