@@ -30,6 +30,7 @@ for (const backend of BACKENDS) {
         "0012_subscriptions",
         "0013_accounts",
         "0014_strategy_records",
+        "0015_sent_symbols",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -98,6 +99,7 @@ for (const backend of BACKENDS) {
           "0012_subscriptions",
           "0013_accounts",
           "0014_strategy_records",
+          "0015_sent_symbols",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -14,6 +14,7 @@ import {
   type Instrument,
   serviceSymbolOf,
 } from "../../core/symbols/instrument.js";
+import { sentSymbolOf } from "../../core/symbols/original-futures.js";
 import type { ActiveOrder, OpenPosition, OrderView } from "../../services/order-reads.js";
 import type { OrderInput } from "../../services/orders.js";
 import type { StoredPosition } from "../../store/journal/batch.js";
@@ -28,7 +29,12 @@ import { Amount, Id } from "./schemas.js";
 const Price = (description: string) => Amount({ description: `Positive. ${description}` });
 
 export const ServiceSymbolInput = Type.Object({
-  FullSymbol: Type.String({ minLength: 1, maxLength: 40 }),
+  FullSymbol: Type.String({
+    minLength: 1,
+    maxLength: 40,
+    description:
+      "AAPL, @ESZ26, EURUSD, an OCC option symbol; futures also in the original service's form: a single-digit year (@ESZ6) and the roots @TY, @US, @FV, @TU (ZN, ZB, ZF, ZT)",
+  }),
   SymbolType: Type.Optional(
     Type.Union([Type.Literal("stock"), Type.Literal("option"), Type.Literal("future"), Type.Literal("forex")]),
   ),
@@ -76,22 +82,30 @@ const ORDER_TYPES: Readonly<Record<string, OrderType>> = { "1": "market", "2": "
 const ORDER_TYPE_CODES: Readonly<Record<OrderType, string>> = { market: "1", limit: "2", stop: "3" };
 export const orderTypeOfCode = (code: string): OrderType | undefined => ORDER_TYPES[code];
 
-/** The instrument a ServiceSymbol or ExchangeSymbol names (one is required); refusals name `field`. */
+/** A symbol as read from a request: its instrument, and a future as the client wrote it (sentSymbolOf). */
+export interface SymbolRead {
+  readonly instrument: Instrument;
+  readonly sentSymbol: string | null;
+}
+
+/**
+ * The instrument a ServiceSymbol or ExchangeSymbol names (one is required),
+ * original futures forms read at `nowMs`; refusals name `field`.
+ */
 export function readSymbol(
   input: { ServiceSymbol?: Static<typeof ServiceSymbolInput>; ExchangeSymbol?: Static<typeof ExchangeSymbolInput> },
   field: string,
   errors: ErrorEntry[],
-): Instrument | null {
+  nowMs: number,
+): SymbolRead | null {
   if (input.ServiceSymbol) {
-    const instrument = fromServiceSymbol(input.ServiceSymbol.FullSymbol, input.ServiceSymbol.SymbolType);
+    const written = input.ServiceSymbol.FullSymbol;
+    const instrument = fromServiceSymbol(written, input.ServiceSymbol.SymbolType, nowMs);
     if (!instrument) {
-      errors.push({
-        name: "InvalidSymbol",
-        field: `${field}ServiceSymbol`,
-        message: `Unknown symbol ${input.ServiceSymbol.FullSymbol}`,
-      });
+      errors.push({ name: "InvalidSymbol", field: `${field}ServiceSymbol`, message: `Unknown symbol ${written}` });
+      return null;
     }
-    return instrument;
+    return { instrument, sentSymbol: sentSymbolOf(written, instrument) };
   }
   if (input.ExchangeSymbol) {
     const e = input.ExchangeSymbol;
@@ -106,8 +120,10 @@ export function readSymbol(
     });
     if (!instrument) {
       errors.push({ name: "InvalidSymbol", field: `${field}ExchangeSymbol`, message: `Unknown symbol ${e.Symbol}` });
+      return null;
     }
-    return instrument;
+    // The exchange's spelling is no service symbol a client could match against.
+    return { instrument, sentSymbol: null };
   }
   errors.push({
     name: "MissingValue",
@@ -127,10 +143,10 @@ export function readDecimal(value: number | string, field: string, errors: Error
   return reading.value;
 }
 
-/** The order of a NewStrategyOrder or ReplaceStrategyOrder body, in the services' terms. */
-export function readOrder(order: Static<typeof OrderDto>): OrderInput {
+/** The order of a NewStrategyOrder or ReplaceStrategyOrder body, in the services' terms, read at `nowMs`. */
+export function readOrder(order: Static<typeof OrderDto>, nowMs: number): OrderInput {
   const errors: ErrorEntry[] = [];
-  const instrument = readSymbol(order, "Order.", errors);
+  const symbol = readSymbol(order, "Order.", errors, nowMs);
   const amount = (value: number | string | undefined, name: string) =>
     value === undefined ? undefined : readDecimal(value, `Order.${name}`, errors);
   let parkedUntilMs: number | undefined;
@@ -162,8 +178,8 @@ export function readOrder(order: Static<typeof OrderDto>): OrderInput {
     doNotCreateOcaGroup: order.DoNotCreateOCAGroup,
     doNotSyncToOpen: order.DoNotSyncToOpen,
   };
-  if (errors.length > 0 || !instrument) throw new Refusal(errors);
-  return { ...input, instrument };
+  if (errors.length > 0 || !symbol) throw new Refusal(errors);
+  return { ...input, ...symbol };
 }
 
 const number = (text: string | null) => (text === null ? null : toNumber(decimal(text)));

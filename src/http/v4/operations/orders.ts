@@ -52,7 +52,7 @@ export const orderOperations = [
     result: SignalIdRecord,
     permission: anyCaller,
     paginated: false,
-    handler: async (ctx, input) => [signalIdResult(await placeOrder(ctx, readOrder(input.Order)))],
+    handler: async (ctx, input) => [signalIdResult(await placeOrder(ctx, readOrder(input.Order, ctx.clock.nowMs())))],
   }),
   defineOperation({
     id: "ReplaceStrategyOrder",
@@ -65,7 +65,7 @@ export const orderOperations = [
     result: SignalIdRecord,
     permission: anyCaller,
     paginated: false,
-    handler: async (ctx, input) => [signalIdResult(await replaceOrder(ctx, readOrder(input.Order)))],
+    handler: async (ctx, input) => [signalIdResult(await replaceOrder(ctx, readOrder(input.Order, ctx.clock.nowMs())))],
   }),
   defineOperation({
     id: "CancelStrategyOrder",
@@ -184,10 +184,11 @@ export const orderOperations = [
     paginated: false,
     handler: async (ctx, input) => {
       const errors: ErrorEntry[] = [];
+      const nowMs = ctx.clock.nowMs();
       const positions = input.Positions.flatMap((position, index) => {
-        const instrument = readSymbol(position, `Positions[${index}].`, errors);
+        const symbol = readSymbol(position, `Positions[${index}].`, errors, nowMs);
         const quantity = readDecimal(position.Quantity, `Positions[${index}].Quantity`, errors);
-        return instrument ? [{ instrument, quantity }] : [];
+        return symbol ? [{ ...symbol, quantity }] : [];
       });
       if (errors.length > 0) throw new Refusal(errors);
       const outcome = await setDesiredPositions(ctx, input.StrategyId, positions);
