@@ -15,31 +15,63 @@ const as = (units: bigint): Decimal => units as Decimal;
 export const ZERO = as(0n);
 export const ONE = as(SCALE);
 
-const DECIMAL_TEXT = /^([-+]?)(\d+)(?:\.(\d+))?(?:e([-+]?\d+))?$/i;
+const DECIMAL_TEXT = /^([-+]?)(?=\.?\d)(\d*)(?:\.(\d*))?(?:e([-+]?\d+))?$/i;
 
-/** A decimal from text or a JSON number; null when it is not a finite number with at most 8 places. */
-export function parseDecimal(value: string | number): Decimal | null {
+/** A number written in decimal or exponent form, as digits × 10^exponent (digits without leading zeros; "" is zero). */
+export interface DecimalParts {
+  readonly negative: boolean;
+  readonly digits: string;
+  readonly exponent: number;
+}
+
+/** The parts of a decimal's text or of a JSON number (its shortest decimal form), or null when it is neither. */
+export function decimalParts(value: string | number): DecimalParts | null {
   const text = typeof value === "number" ? (Number.isFinite(value) ? String(value) : "") : value.trim();
   const match = DECIMAL_TEXT.exec(text);
   if (!match) return null;
-  const [, sign, whole = "0", fraction = "", exponentText] = match;
+  const [, sign, whole = "", fraction = "", exponentText] = match;
   const exponent = exponentText === undefined ? 0 : Number(exponentText);
-  if (!Number.isSafeInteger(exponent) || Math.abs(exponent) > 40) return null;
-  let digits = `${whole}${fraction}`;
-  let places = fraction.length - exponent;
-  if (places < 0) {
-    digits += "0".repeat(-places);
-    places = 0;
+  if (!Number.isSafeInteger(exponent)) return null;
+  return {
+    negative: sign === "-",
+    digits: `${whole}${fraction}`.replace(/^0+/, ""),
+    exponent: exponent - fraction.length,
+  };
+}
+
+/**
+ * Where the value lies: below 10 to this power and (unless zero) at or above
+ * one tenth of it: 1 for 1 to 9.99..., -7 for 0.00000001 to 0.0000000999...
+ */
+export const magnitudeOf = (parts: DecimalParts): number => parts.digits.length + parts.exponent;
+
+/**
+ * The decimal the parts name: exactly (null when they go past eight places)
+ * or rounded half-to-even to eight places. Only for parts whose magnitude the
+ * caller has bounded: the work grows with it.
+ */
+export function fromParts(parts: DecimalParts, rounding: "exact" | "halfEven"): Decimal | null {
+  if (parts.digits === "") return ZERO;
+  const shift = parts.exponent + PLACES;
+  const digits = BigInt(parts.digits);
+  let units: bigint;
+  if (shift >= 0) units = digits * 10n ** BigInt(shift);
+  else {
+    const restScale = 10n ** BigInt(-shift);
+    if (rounding === "exact" && digits % restScale !== 0n) return null;
+    units = divideRounded(digits, restScale);
   }
-  // Places beyond eight are allowed only when they are zeros.
-  if (places > PLACES) {
-    const extra = digits.slice(digits.length - (places - PLACES));
-    if (/[^0]/.test(extra)) return null;
-    digits = digits.slice(0, digits.length - (places - PLACES));
-    places = PLACES;
-  }
-  const units = BigInt(digits || "0") * 10n ** BigInt(PLACES - places);
-  return as(sign === "-" ? -units : units);
+  return as(parts.negative ? -units : units);
+}
+
+/** A decimal from text or a JSON number; null when it is not a finite number with at most 8 places. */
+export function parseDecimal(value: string | number): Decimal | null {
+  const parts = decimalParts(value);
+  if (!parts) return null;
+  // Beyond 10^40 is no amount of anything, and below 10^-8 is not exact: both refused before any arithmetic.
+  const magnitude = magnitudeOf(parts);
+  if (parts.digits !== "" && (magnitude > 40 || magnitude <= -PLACES)) return null;
+  return fromParts(parts, "exact");
 }
 
 export function decimal(value: string | number): Decimal {

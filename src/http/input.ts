@@ -170,7 +170,7 @@ function entryFor(error: ValueError, field: string): ErrorEntry {
       case ValueErrorType.Object:
         return `${label} must be an object`;
       case ValueErrorType.Union:
-        return `${label} must be one of ${unionValues(schema)}`;
+        return `${label} must be ${unionChoices(schema)}`;
       default:
         return `${label}: ${error.message}`;
     }
@@ -178,7 +178,9 @@ function entryFor(error: ValueError, field: string): ErrorEntry {
   return { name: "InvalidValue", field, message };
 }
 
-function unionValues(schema: TSchema): string {
+function unionChoices(schema: TSchema): string {
   const options = (schema.anyOf as TSchema[] | undefined) ?? [];
-  return options.map((o) => JSON.stringify(o.const)).join(", ");
+  // A union of types (an amount: a number or numeric text) is named by its types.
+  if (options.some((o) => o.const === undefined)) return options.map((o) => `a ${o.type}`).join(" or ");
+  return `one of ${options.map((o) => JSON.stringify(o.const)).join(", ")}`;
 }

@@ -38,6 +38,8 @@ export interface DesiredPosition {
   readonly instrument: Instrument;
   /** Signed: below zero is short. */
   readonly quantity: Decimal;
+  /** A future as the client wrote it, when not in the service's form (sentSymbolOf): its orders remember it. */
+  readonly sentSymbol?: string | null | undefined;
 }
 
 export interface RejectedOrder {
@@ -133,6 +135,7 @@ export async function setDesiredPositions(
         doNotCreateOca: false,
         doNotSyncToOpen: false,
         localSignalId: null,
+        sentSymbol: wanted.get(terms.instrument.fullSymbol)?.sentSymbol ?? null,
       });
       state = { ...state, terms: editable(state.terms).set(id, terms) };
       state = withBook(state, submit(state.book, { id, quantity: terms.quantity, parentId }, nowMs), events);
@@ -187,12 +190,15 @@ interface StoredPosition {
   readonly symbol: string;
   readonly symbolType: string;
   readonly quantity: string;
+  /** Absent for the service's form (and in portfolios held before it was kept). */
+  readonly sentSymbol?: string;
 }
 
 const storedPosition = (position: DesiredPosition): StoredPosition => ({
   symbol: position.instrument.fullSymbol,
   symbolType: position.instrument.symbolType,
   quantity: formatDecimal(position.quantity),
+  ...(position.sentSymbol ? { sentSymbol: position.sentSymbol } : {}),
 });
 
 /** The portfolio the legacy desired-positions mode holds, or null when the mode is off. */
@@ -203,6 +209,7 @@ export async function heldPortfolio(ctx: TradingContext, strategyId: number): Pr
   return (JSON.parse(portfolio) as StoredPosition[]).map((p) => ({
     instrument: instrumentOf(p.symbol, p.symbolType),
     quantity: decimal(p.quantity),
+    sentSymbol: p.sentSymbol ?? null,
   }));
 }
 

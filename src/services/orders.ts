@@ -32,6 +32,8 @@ export interface OrderInput extends Omit<OrderRequest, "conditional"> {
   readonly localSignalId?: string | undefined;
   /** The legacy API's caller-chosen id for the exits' OCA group: unique per strategy, never a signal's id. */
   readonly localOcaId?: string | undefined;
+  /** A future as the client wrote it, when not in the service's form (sentSymbolOf); its exits take it too. */
+  readonly sentSymbol?: string | null | undefined;
 }
 
 /** The SignalId result. */
@@ -115,6 +117,7 @@ function place(
     doNotCreateOca: input.doNotCreateOcaGroup === true,
     doNotSyncToOpen: input.doNotSyncToOpen === true,
     localSignalId: input.localSignalId ?? null,
+    sentSymbol: input.sentSymbol ?? null,
   });
   let current: TradingState = { ...state, terms: editable(state.terms).set(id, terms) };
   current = links.replacing
@@ -148,6 +151,7 @@ function place(
       doNotCreateOca: input.doNotCreateOcaGroup === true,
       doNotSyncToOpen: input.doNotSyncToOpen === true,
       localSignalId: null,
+      sentSymbol: input.sentSymbol ?? null,
     });
     current = { ...current, terms: editable(current.terms).set(exitId, exit) };
     current = withBook(

@@ -16,7 +16,7 @@ export interface HandQuote {
 
 /** Sets a symbol's quote by hand (sandbox), at the service clock's time. */
 export function setHandQuote(market: MarketData, clock: Clock, input: HandQuote): MarketQuote {
-  const instrument = fromServiceSymbol(input.symbol);
+  const instrument = fromServiceSymbol(input.symbol, undefined, clock.now().getTime());
   if (!instrument) throw refuse("InvalidSymbol", { field: "Symbol", message: `Unknown symbol ${input.symbol}` });
   const amount = (field: string, value: number | string): Decimal => {
     const parsed = parseDecimal(value);

@@ -13,6 +13,7 @@ import { desiredPositionsModeMigration } from "./migrations/0011_desired_positio
 import { subscriptionsMigration } from "./migrations/0012_subscriptions.js";
 import { accountsMigration } from "./migrations/0013_accounts.js";
 import { strategyRecordsMigration } from "./migrations/0014_strategy_records.js";
+import { sentSymbolsMigration } from "./migrations/0015_sent_symbols.js";
 import { idempotencyKeysMigration } from "./migrations/0016_idempotency_keys.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
@@ -34,6 +35,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0012_subscriptions": subscriptionsMigration(storage.backend),
     "0013_accounts": accountsMigration(storage.backend),
     "0014_strategy_records": strategyRecordsMigration(),
+    "0015_sent_symbols": sentSymbolsMigration(),
     "0016_idempotency_keys": idempotencyKeysMigration(),
   };
 }

@@ -309,6 +309,8 @@ export interface OrdersTable {
   closed_at: number | null;
   /** The legacy API's caller-chosen signalid, unique per strategy. */
   local_signal_id: string | null;
+  /** A future as the client wrote it when not in the service's form (`@ESZ6`): legacy answers name it so. */
+  sent_symbol: string | null;
 }
 
 export interface FillsTable {

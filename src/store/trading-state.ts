@@ -206,6 +206,7 @@ export const orderRowOf = (row: StoredOrder): StoredOrder => ({
   updated_at: row.updated_at,
   closed_at: row.closed_at,
   local_signal_id: row.local_signal_id,
+  sent_symbol: row.sent_symbol,
 });
 
 /** A large `in` list is sent in pieces of this many. */

@@ -159,3 +159,17 @@ test("every instrument survives the trip ServiceSymbol -> ExchangeSymbol -> inst
     }),
   );
 });
+
+test("an ExchangeSymbol's strike with binary noise is rounded to eight places; as text it is exact", () => {
+  const option = (strikePrice: number | string) =>
+    fromExchangeSymbol({
+      symbol: "AAPL",
+      securityType: "OPT",
+      maturityMonthYear: "20261218",
+      putOrCall: 1,
+      strikePrice,
+    })?.fullSymbol ?? null;
+  assert.equal(option(0.1 * 3 * 500), "AAPL261218C00150000");
+  assert.equal(option("150.000000000000003"), null);
+  assert.equal(option(1e308), null);
+});

@@ -5,6 +5,7 @@ import { type OrderDto, readOrder } from "../../src/http/v4/orders-wire.js";
 import { authenticate } from "../../src/services/keys.js";
 import type { OrderInput } from "../../src/services/orders.js";
 import type { TestService } from "./service.js";
+import { MARKET_OPEN } from "./trading.js";
 
 /** Calling the trading services directly, with what the HTTP layer would hand them. */
 
@@ -15,5 +16,6 @@ export async function callerOf(service: TestService, key: string): Promise<Calle
   return authentication.principal;
 }
 
-/** The service's input for an OrderDTO (see stockOrder), read as NewStrategyOrder reads it. */
-export const orderInput = (dto: Record<string, unknown>): OrderInput => readOrder(dto as Static<typeof OrderDto>);
+/** The service's input for an OrderDTO (see stockOrder), read as NewStrategyOrder reads it at `nowMs`. */
+export const orderInput = (dto: Record<string, unknown>, nowMs = Date.parse(MARKET_OPEN)): OrderInput =>
+  readOrder(dto as Static<typeof OrderDto>, nowMs);

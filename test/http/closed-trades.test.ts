@@ -24,8 +24,8 @@ for (const backend of BACKENDS) {
     });
     after(() => service.close());
 
-    const closedTrades = async (strategyId: number, plan?: string, who = key) => {
-      const r = await service.call("WL", "GET", "/Strategies/GetStrategyHistoricalClosedTrades", {
+    const closedTrades = async (strategyId: number, plan?: string, who = key, server: "WL" | "GEN" = "WL") => {
+      const r = await service.call(server, "GET", "/Strategies/GetStrategyHistoricalClosedTrades", {
         key: who,
         query: { StrategyId: String(strategyId), ...(plan ? { CommissionPlan: plan } : {}) },
       });
@@ -130,6 +130,25 @@ for (const backend of BACKENDS) {
       const visible = made.json.Results[0].StrategyId;
       assert.equal((await closedTrades(visible, undefined, population.keys.personB)).status, 200);
       assert.equal((await closedTrades(999_999)).status, 404);
+    });
+
+    test("GEN answers the same closed trades as WL under the same rules, never paginated", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "INTC", 30, 30.02);
+      await placed(service, key, stockOrder(strategyId, "INTC", "buy", 10));
+      await setQuote(service, "INTC", 31, 31.02);
+      await placed(service, key, stockOrder(strategyId, "INTC", "sell", 10));
+      const onWl = await closedTrades(strategyId, "Default");
+      const onGen = await closedTrades(strategyId, "Default", key, "GEN");
+      assert.equal(onGen.status, 200, onGen.text);
+      assert.equal(onGen.json.Results.length, 1);
+      assert.deepEqual(onGen.json.Results, onWl.json.Results);
+      assert.equal(onGen.json.Results[0].ProfitLoss, 7.8);
+      assert.ok(!("Pagination" in onGen.json), "clients treat a next_cursor here as an error");
+      assert.equal((await closedTrades(strategyId, "Retail", key, "GEN")).status, 400);
+      assert.equal((await closedTrades(strategyId, undefined, population.keys.personB, "GEN")).status, 403);
+      assert.equal((await closedTrades(strategyId, undefined, population.keys.wlAdminA, "GEN")).status, 200);
+      assert.equal((await closedTrades(999_999, undefined, key, "GEN")).status, 404);
     });
   });
 }

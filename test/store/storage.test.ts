@@ -30,6 +30,8 @@ for (const backend of BACKENDS) {
         "0012_subscriptions",
         "0013_accounts",
         "0014_strategy_records",
+        "0015_sent_symbols",
+        "0016_idempotency_keys",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -98,6 +100,8 @@ for (const backend of BACKENDS) {
           "0012_subscriptions",
           "0013_accounts",
           "0014_strategy_records",
+          "0015_sent_symbols",
+          "0016_idempotency_keys",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

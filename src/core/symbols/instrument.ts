@@ -1,6 +1,8 @@
-import { type Decimal, decimal, formatDecimal, ONE, parseDecimal, toNumber } from "../decimal.js";
+import { readAmount } from "../amounts.js";
+import { type Decimal, decimal, formatDecimal, ONE, toNumber } from "../decimal.js";
 import { forexPair } from "./forex.js";
 import { FUTURES_BY_ROOT, MONTH_CODES } from "./futures.js";
+import { contractCalendarYear, serviceRootOf, yearOfDigit } from "./original-futures.js";
 
 /**
  * The symbol master: what a symbol names, and its two spellings in the API.
@@ -63,7 +65,8 @@ export const SPECIAL_STOCK_SYMBOLS: readonly string[] = [
 
 const STOCK = /^([A-Z]{1,5})(?:[./]([A-Z]))?$/;
 const OCC = /^([A-Z]{1,6})\s*(\d{2})(\d{2})(\d{2})([CP])(\d{8})$/;
-const FUTURE = /^@?([A-Z0-9]{1,4})([FGHJKMNQUVXZ])(\d{2})$/;
+/** Root, month code and year: two digits, or one as the original service wrote it (original-futures.ts). */
+const FUTURE = /^@?([A-Z0-9]{1,4})([FGHJKMNQUVXZ])(\d{1,2})$/;
 const MONTH_NAMES = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
 const CENT = decimal("0.01");
 const OPTION_MULTIPLIER = decimal("100");
@@ -119,14 +122,14 @@ function option(root: string, expiry: string, putOrCall: "put" | "call", strike:
 }
 
 function future(root: string, year: number, monthIndex: number): Instrument | null {
-  const contract = FUTURES_BY_ROOT.get(root);
+  const contract = FUTURES_BY_ROOT.get(serviceRootOf(root));
   const code = MONTH_CODES[monthIndex];
   if (!contract || !code || !contract.months.includes(code) || year < 2000 || year > 2099) return null;
   return {
     symbolType: "future",
-    fullSymbol: `@${root}${code}${String(year % 100).padStart(2, "0")}`,
-    exchangeSymbol: root,
-    underlying: root,
+    fullSymbol: `@${contract.root}${code}${String(year % 100).padStart(2, "0")}`,
+    exchangeSymbol: contract.root,
+    underlying: contract.root,
     expiry: `${year}-${String(monthIndex + 1).padStart(2, "0")}`,
     putOrCall: null,
     strike: null,
@@ -159,16 +162,27 @@ function forex(text: string): Instrument | null {
   };
 }
 
-/** The instrument a ServiceSymbol names; the SymbolType, when given, must agree. */
-export function fromServiceSymbol(fullSymbol: string, symbolType?: string): Instrument | null {
+/** The contract year of a futures symbol's year digits; a single digit needs the service clock's year. */
+function contractYear(digits: string, nowMs: number | undefined): number | null {
+  if (digits.length === 2) return 2000 + Number(digits);
+  return nowMs === undefined ? null : yearOfDigit(Number(digits), contractCalendarYear(nowMs));
+}
+
+/**
+ * The instrument a ServiceSymbol names; the SymbolType, when given, must
+ * agree. `nowMs` is the service clock when a client's symbol is read: the
+ * original service's single-digit futures years are read against it (without
+ * it, as for stored symbols, only two-digit years are).
+ */
+export function fromServiceSymbol(fullSymbol: string, symbolType?: string, nowMs?: number): Instrument | null {
   const text = fullSymbol.trim().toUpperCase();
   const wanted = symbolType?.trim().toLowerCase();
   const candidates: (() => Instrument | null)[] = [
     () => {
       const m = FUTURE.exec(text);
-      return m && (text.startsWith("@") || wanted === "future")
-        ? future(m[1] as string, 2000 + Number(m[3]), MONTH_CODES.indexOf(m[2] as string))
-        : null;
+      if (!m || (!text.startsWith("@") && wanted !== "future")) return null;
+      const year = contractYear(m[3] as string, nowMs);
+      return year === null ? null : future(m[1] as string, year, MONTH_CODES.indexOf(m[2] as string));
     },
     () => {
       const m = OCC.exec(text);
@@ -219,7 +233,8 @@ export function fromExchangeSymbol(input: ExchangeSymbolInput): Instrument | nul
     }
     case "OPT": {
       const m = /^(\d{4})(\d{2})(\d{2})$/.exec(input.maturityMonthYear?.trim() ?? "");
-      const strike = input.strikePrice === undefined ? null : parseDecimal(input.strikePrice);
+      const reading = input.strikePrice === undefined ? null : readAmount(input.strikePrice);
+      const strike = reading?.ok ? reading.value : null;
       const side = input.putOrCall === 1 ? "call" : input.putOrCall === 0 ? "put" : null;
       instrument = m && strike !== null && side ? option(symbol, `${m[1]}-${m[2]}-${m[3]}`, side, strike) : null;
       break;

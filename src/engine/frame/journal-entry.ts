@@ -60,6 +60,8 @@ export interface NewOrder {
   readonly doNotSyncToOpen: boolean;
   /** The legacy API's caller-chosen signalid. */
   readonly localSignalId: string | null;
+  /** A future as the client wrote it, when not in the service's form (sentSymbolOf). */
+  readonly sentSymbol: string | null;
 }
 
 /** The rows of one or more operations on an account, merged in order: what a batch writes for it. */
@@ -407,6 +409,7 @@ function newOrderRow(
     updated_at: nowMs,
     closed_at: null,
     local_signal_id: made.localSignalId,
+    sent_symbol: made.sentSymbol,
   };
 }
 

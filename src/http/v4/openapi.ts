@@ -165,7 +165,7 @@ function toOpenApi(schema: TSchema): Record<string, unknown> {
     if (nonNull.every((s) => s.const !== undefined)) {
       return { type: typeof nonNull[0]?.const === "number" ? "number" : "string", enum: nonNull.map((s) => s.const) };
     }
-    return { anyOf: nonNull.map(toOpenApi) };
+    return { anyOf: nonNull.map(toOpenApi), ...(schema.description ? { description: schema.description } : {}) };
   }
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(schema)) {

@@ -1,6 +1,7 @@
 import { type Static, Type } from "@sinclair/typebox";
+import { amountProblemMessage, readAmount } from "../../core/amounts.js";
 import { parseLocalDateTime } from "../../core/datetime.js";
-import { type Decimal, decimal, div, isZero, parseDecimal, toNumber } from "../../core/decimal.js";
+import { type Decimal, decimal, div, isZero, toNumber, ZERO } from "../../core/decimal.js";
 import { type ErrorEntry, Refusal } from "../../core/errors.js";
 import type { OrderType, Side } from "../../core/fills.js";
 import type { OrderStatus } from "../../core/orders/status.js";
@@ -13,21 +14,27 @@ import {
   type Instrument,
   serviceSymbolOf,
 } from "../../core/symbols/instrument.js";
+import { sentSymbolOf } from "../../core/symbols/original-futures.js";
 import type { ActiveOrder, OpenPosition, OrderView } from "../../services/order-reads.js";
 import type { OrderInput } from "../../services/orders.js";
 import type { StoredPosition } from "../../store/journal/batch.js";
 import { instrumentOf, type OrderRow } from "../../store/trading-state.js";
 import { type RawJson, rawJson } from "./raw-json.js";
-import { Id } from "./schemas.js";
+import { Amount, Id } from "./schemas.js";
 
 /**
  * The order wire format of WIRE.md (OrderDTO in, OrderStatus and Position
  * out) and its translation to and from the services' terms.
  */
-const Price = (description?: string) => Type.Number({ exclusiveMinimum: 0, ...(description ? { description } : {}) });
+const Price = (description: string) => Amount({ description: `Positive. ${description}` });
 
 export const ServiceSymbolInput = Type.Object({
-  FullSymbol: Type.String({ minLength: 1, maxLength: 40 }),
+  FullSymbol: Type.String({
+    minLength: 1,
+    maxLength: 40,
+    description:
+      "AAPL, @ESZ26, EURUSD, an OCC option symbol; futures also in the original service's form: a single-digit year (@ESZ6) and the roots @TY, @US, @FV, @TU (ZN, ZB, ZF, ZT)",
+  }),
   SymbolType: Type.Optional(
     Type.Union([Type.Literal("stock"), Type.Literal("option"), Type.Literal("future"), Type.Literal("forex")]),
   ),
@@ -40,7 +47,7 @@ export const ExchangeSymbolInput = Type.Object({
   SecurityExchange: Type.Optional(Type.String({ maxLength: 10 })),
   MaturityMonthYear: Type.Optional(Type.String({ maxLength: 8 })),
   PutOrCall: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),
-  StrikePrice: Type.Optional(Type.Number({ minimum: 0 })),
+  StrikePrice: Type.Optional(Amount()),
 });
 
 export const OrderDto = Type.Object({
@@ -52,7 +59,7 @@ export const OrderDto = Type.Object({
   TIF: Type.Optional(
     Type.Union([Type.Literal("0"), Type.Literal("1")], { description: "0 Day (default), 1 Good-till-canceled" }),
   ),
-  OrderQuantity: Type.Number({ exclusiveMinimum: 0, description: "Whole shares, contracts or units" }),
+  OrderQuantity: Amount({ description: "Positive: whole shares, contracts or units" }),
   OpenClose: Type.Optional(
     Type.Union([Type.Literal("O"), Type.Literal("C")], { description: "Inferred from the position when absent" }),
   ),
@@ -75,22 +82,30 @@ const ORDER_TYPES: Readonly<Record<string, OrderType>> = { "1": "market", "2": "
 const ORDER_TYPE_CODES: Readonly<Record<OrderType, string>> = { market: "1", limit: "2", stop: "3" };
 export const orderTypeOfCode = (code: string): OrderType | undefined => ORDER_TYPES[code];
 
-/** The instrument a ServiceSymbol or ExchangeSymbol names (one is required); refusals name `field`. */
+/** A symbol as read from a request: its instrument, and a future as the client wrote it (sentSymbolOf). */
+export interface SymbolRead {
+  readonly instrument: Instrument;
+  readonly sentSymbol: string | null;
+}
+
+/**
+ * The instrument a ServiceSymbol or ExchangeSymbol names (one is required),
+ * original futures forms read at `nowMs`; refusals name `field`.
+ */
 export function readSymbol(
   input: { ServiceSymbol?: Static<typeof ServiceSymbolInput>; ExchangeSymbol?: Static<typeof ExchangeSymbolInput> },
   field: string,
   errors: ErrorEntry[],
-): Instrument | null {
+  nowMs: number,
+): SymbolRead | null {
   if (input.ServiceSymbol) {
-    const instrument = fromServiceSymbol(input.ServiceSymbol.FullSymbol, input.ServiceSymbol.SymbolType);
+    const written = input.ServiceSymbol.FullSymbol;
+    const instrument = fromServiceSymbol(written, input.ServiceSymbol.SymbolType, nowMs);
     if (!instrument) {
-      errors.push({
-        name: "InvalidSymbol",
-        field: `${field}ServiceSymbol`,
-        message: `Unknown symbol ${input.ServiceSymbol.FullSymbol}`,
-      });
+      errors.push({ name: "InvalidSymbol", field: `${field}ServiceSymbol`, message: `Unknown symbol ${written}` });
+      return null;
     }
-    return instrument;
+    return { instrument, sentSymbol: sentSymbolOf(written, instrument) };
   }
   if (input.ExchangeSymbol) {
     const e = input.ExchangeSymbol;
@@ -105,8 +120,10 @@ export function readSymbol(
     });
     if (!instrument) {
       errors.push({ name: "InvalidSymbol", field: `${field}ExchangeSymbol`, message: `Unknown symbol ${e.Symbol}` });
+      return null;
     }
-    return instrument;
+    // The exchange's spelling is no service symbol a client could match against.
+    return { instrument, sentSymbol: null };
   }
   errors.push({
     name: "MissingValue",
@@ -116,21 +133,21 @@ export function readSymbol(
   return null;
 }
 
-/** A decimal from the wire; more than eight decimals is refused. */
-export function readDecimal(value: number, field: string, errors: ErrorEntry[]): Decimal {
-  const parsed = parseDecimal(value);
-  if (parsed === null) {
-    errors.push({ name: "InvalidValue", field, message: `${field} has more than 8 decimal places` });
-    return decimal(0);
+/** A price or quantity from the wire (schemas.ts Amount); a refusal names `field`. */
+export function readDecimal(value: number | string, field: string, errors: ErrorEntry[]): Decimal {
+  const reading = readAmount(value);
+  if (!reading.ok) {
+    errors.push({ name: "InvalidValue", field, message: amountProblemMessage(field, reading.problem) });
+    return ZERO;
   }
-  return parsed;
+  return reading.value;
 }
 
-/** The order of a NewStrategyOrder or ReplaceStrategyOrder body, in the services' terms. */
-export function readOrder(order: Static<typeof OrderDto>): OrderInput {
+/** The order of a NewStrategyOrder or ReplaceStrategyOrder body, in the services' terms, read at `nowMs`. */
+export function readOrder(order: Static<typeof OrderDto>, nowMs: number): OrderInput {
   const errors: ErrorEntry[] = [];
-  const instrument = readSymbol(order, "Order.", errors);
-  const amount = (value: number | undefined, name: string) =>
+  const symbol = readSymbol(order, "Order.", errors, nowMs);
+  const amount = (value: number | string | undefined, name: string) =>
     value === undefined ? undefined : readDecimal(value, `Order.${name}`, errors);
   let parkedUntilMs: number | undefined;
   if (order.ParkedUntilDate !== undefined) {
@@ -161,8 +178,8 @@ export function readOrder(order: Static<typeof OrderDto>): OrderInput {
     doNotCreateOcaGroup: order.DoNotCreateOCAGroup,
     doNotSyncToOpen: order.DoNotSyncToOpen,
   };
-  if (errors.length > 0 || !instrument) throw new Refusal(errors);
-  return { ...input, instrument };
+  if (errors.length > 0 || !symbol) throw new Refusal(errors);
+  return { ...input, ...symbol };
 }
 
 const number = (text: string | null) => (text === null ? null : toNumber(decimal(text)));

@@ -47,6 +47,7 @@ const ORDER_COLUMNS: readonly Column[] = [
   ["updated_at", "bigint"],
   ["closed_at", "bigint"],
   ["local_signal_id", "text"],
+  ["sent_symbol", "text"],
 ];
 const ORDER_CHANGES: readonly Column[] = [
   ["id", "bigint"],

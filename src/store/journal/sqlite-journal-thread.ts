@@ -46,6 +46,7 @@ const ORDER_COLUMNS = [
   "updated_at",
   "closed_at",
   "local_signal_id",
+  "sent_symbol",
 ] as const;
 const ORDER_CHANGES = [
   "status",

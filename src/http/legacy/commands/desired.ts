@@ -1,5 +1,7 @@
-import { formatDecimal, parseDecimal } from "../../../core/decimal.js";
+import { amountProblemMessage, readAmount } from "../../../core/amounts.js";
+import { formatDecimal } from "../../../core/decimal.js";
 import { fromServiceSymbol } from "../../../core/symbols/instrument.js";
+import { sentSymbolOf } from "../../../core/symbols/original-futures.js";
 import {
   type DesiredPosition,
   heldPortfolio,
@@ -17,7 +19,7 @@ import { systemActedFor } from "../reach.js";
  */
 const row = (position: DesiredPosition) => ({
   underlying: position.instrument.underlying ?? position.instrument.exchangeSymbol,
-  symbol: position.instrument.fullSymbol,
+  symbol: position.sentSymbol ?? position.instrument.fullSymbol,
   strike: position.instrument.strike === null ? "" : formatDecimal(position.instrument.strike),
   putcall: position.instrument.putOrCall ?? "",
   typeofsymbol: position.instrument.symbolType,
@@ -25,7 +27,8 @@ const row = (position: DesiredPosition) => ({
   expir: position.instrument.expiry ?? "",
 });
 
-function portfolioOf(raw: unknown): DesiredPosition[] | "flat" | "off" {
+/** The portfolio of a setDesiredPositions request, its symbols read at `nowMs`. */
+function portfolioOf(raw: unknown, nowMs: number): DesiredPosition[] | "flat" | "off" {
   if (!Array.isArray(raw)) throw new LegacyFailure("InvalidRequest", "positions must be a list");
   const entries = raw as Readonly<Record<string, unknown>>[];
   const special = entries.length === 1 ? entries[0] : undefined;
@@ -38,14 +41,14 @@ function portfolioOf(raw: unknown): DesiredPosition[] | "flat" | "off" {
     if (word(special.symbol) === "stop" || word(special.symbol) === "off") return "off";
   }
   return entries.map((entry, i) => {
-    const instrument = fromServiceSymbol(String(entry.symbol ?? ""), String(entry.typeofsymbol ?? "stock"));
-    if (!instrument) throw new LegacyFailure("InvalidSymbol", `positions[${i}]: ${String(entry.symbol)} is not known`);
-    const quantity = parseDecimal(
-      typeof entry.quant === "number" || typeof entry.quant === "string" ? entry.quant : "",
-    );
-    if (quantity === null)
-      throw new LegacyFailure("InvalidRequest", `positions[${i}].quant must be a signed whole number`);
-    return { instrument, quantity };
+    const written = String(entry.symbol ?? "");
+    const instrument = fromServiceSymbol(written, String(entry.typeofsymbol ?? "stock"), nowMs);
+    if (!instrument) throw new LegacyFailure("InvalidSymbol", `positions[${i}]: ${written} is not known`);
+    const field = `positions[${i}].quant`;
+    const reading = typeof entry.quant === "number" || typeof entry.quant === "string" ? readAmount(entry.quant) : null;
+    if (reading === null) throw new LegacyFailure("InvalidRequest", `${field} must be a signed whole number`);
+    if (!reading.ok) throw new LegacyFailure("InvalidRequest", amountProblemMessage(field, reading.problem));
+    return { instrument, quantity: reading.value, sentSymbol: sentSymbolOf(written, instrument) };
   });
 }
 
@@ -63,7 +66,7 @@ export const desiredPositionCommands: readonly LegacyCommand[] = [
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const { strategyId, acting } = await systemActedFor(ctx, request);
-      const portfolio = portfolioOf(request.positions);
+      const portfolio = portfolioOf(request.positions, ctx.clock.nowMs());
       if (portfolio === "off") {
         await releasePortfolio(acting, strategyId);
         return { response: [], mode: "off" };

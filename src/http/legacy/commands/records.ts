@@ -2,6 +2,7 @@ import { commissionPlan } from "../../../core/commissions.js";
 import { div, formatDecimal, isZero } from "../../../core/decimal.js";
 import { averageClosePrice, averageOpenPrice, type TradeRecord } from "../../../core/trades.js";
 import { equitySeries } from "../../../services/equity.js";
+import { symbolNames } from "../../../services/sent-symbols.js";
 import { strategyTrades, type TradeFill, type TradeFilter } from "../../../services/strategy-trades.js";
 import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { systemRead } from "../reach.js";
@@ -28,16 +29,19 @@ const actionOf = (trade: TradeRecord, fill: TradeFill) =>
 /** The trade rows of requestTrades, requestTradesOpen and requestAllTrades_overview, oldest first. */
 async function tradeRows(ctx: LegacyRequestContext, strategyId: number, which: TradeFilter, withSignals: boolean) {
   const trades = await strategyTrades(ctx, strategyId, which, withSignals);
+  const names = await symbolNames(ctx, strategyId);
   const now = newYorkTime(ctx.clock.nowMs()).text;
   return trades.map(({ trade, fills, lastCloseMs, profit }) => {
     const { instrument } = trade;
+    // A future as the strategy's client wrote it, for the trade and its signals alike.
+    const symbol = names(instrument.fullSymbol);
     const closePrice = averageClosePrice(trade);
     const opened = newYorkTime(trade.openedAtMs);
     const closed = newYorkTime(trade.closedAtMs);
     return {
       trade_id: String(trade.key),
-      symbol: instrument.fullSymbol,
-      fullSymbol: instrument.fullSymbol,
+      symbol,
+      fullSymbol: symbol,
       symbol_description: instrument.description,
       instrument: instrument.symbolType,
       underlying: instrument.underlying ?? "",
@@ -63,7 +67,7 @@ async function tradeRows(ctx: LegacyRequestContext, strategyId: number, which: T
       ...(withSignals
         ? {
             component_signals: fills.map((fill) => ({
-              symbol: instrument.fullSymbol,
+              symbol,
               signalid: String(fill.orderId),
               action: actionOf(trade, fill),
               quant: fill.quantity,

@@ -1,7 +1,9 @@
+import { amountProblemMessage, readAmount } from "../../../core/amounts.js";
 import { localParts } from "../../../core/calendar.js";
 import { parseLocalDateTime } from "../../../core/datetime.js";
-import { type Decimal, decimal, div, formatDecimal, isZero, parseDecimal } from "../../../core/decimal.js";
+import { type Decimal, decimal, div, formatDecimal, isZero } from "../../../core/decimal.js";
 import { fromServiceSymbol, type Instrument } from "../../../core/symbols/instrument.js";
+import { sentSymbolOf } from "../../../core/symbols/original-futures.js";
 import { activeOrders } from "../../../services/order-reads.js";
 import {
   cancelOrder,
@@ -10,6 +12,7 @@ import {
   placeOrder,
   placeWithParent,
 } from "../../../services/orders.js";
+import { type SymbolNames, symbolNames } from "../../../services/sent-symbols.js";
 import { type SignalWindow, signalNamed, signalRecord, signalsWithTrades } from "../../../services/signals.js";
 import { modelAccount } from "../../../services/trading.js";
 import type { OrderRow } from "../../../store/trading-state.js";
@@ -47,11 +50,17 @@ const ACTIONS: Readonly<Record<string, { side: "buy" | "sell"; openClose: "open"
 const actionOf = (side: string, openClose: string) =>
   side === "buy" ? (openClose === "open" ? "BTO" : "BTC") : openClose === "open" ? "STO" : "STC";
 
+/** A price or quantity of a signal: a JSON number rounded to eight places, or text read exactly (amounts.ts). */
+function amount(value: unknown, field: string): Decimal {
+  const reading = typeof value === "number" || typeof value === "string" ? readAmount(value) : null;
+  if (reading === null) throw new LegacyFailure("InvalidSignal", `${field} must be a number`);
+  if (!reading.ok) throw new LegacyFailure("InvalidSignal", amountProblemMessage(field, reading.problem));
+  return reading.value;
+}
+
 function price(value: unknown, field: string): Decimal | undefined {
   if (value === undefined || value === null || value === "" || value === 0 || value === "0") return undefined;
-  const parsed = typeof value === "number" || typeof value === "string" ? parseDecimal(value) : null;
-  if (parsed === null) throw new LegacyFailure("InvalidSignal", `${field} must be a price`);
-  return parsed;
+  return amount(value, field);
 }
 
 /** The park time: parkUntilSecs (epoch seconds) or parkUntilYYYYMMDDHHMM (New York). */
@@ -85,17 +94,15 @@ async function orderOf(
         .toUpperCase()
     ];
   if (!action) throw new LegacyFailure("InvalidSignal", `${field}.action must be BTO, STO, SSHORT, BTC or STC`);
-  const instrument = fromServiceSymbol(String(signal.symbol ?? ""), String(signal.typeofsymbol ?? "stock"));
+  const written = String(signal.symbol ?? "");
+  const instrument = fromServiceSymbol(written, String(signal.typeofsymbol ?? "stock"), ctx.clock.nowMs());
   if (!instrument) {
     throw new LegacyFailure(
       "InvalidSymbol",
       `${String(signal.symbol)} is not a known ${String(signal.typeofsymbol ?? "stock")}`,
     );
   }
-  const quantity = parseDecimal(
-    typeof signal.quant === "number" || typeof signal.quant === "string" ? signal.quant : "",
-  );
-  if (quantity === null) throw new LegacyFailure("InvalidSignal", `${field}.quant must be a number`);
+  const quantity = amount(signal.quant, `${field}.quant`);
   const limit = price(signal.limit, `${field}.limit`);
   const stop = price(signal.stop, `${field}.stop`);
   if (limit !== undefined && stop !== undefined) {
@@ -130,6 +137,7 @@ async function orderOf(
     parkedUntilMs: parkedUntil(signal),
     localSignalId: local(signal.signalid),
     localOcaId: local(signal.ocaid),
+    sentSymbol: sentSymbolOf(written, instrument),
   };
   const inline = signal.conditionalUponSignal;
   if (inline === undefined || inline === null) return input;
@@ -146,7 +154,7 @@ function echo(strategyId: number, input: OrderInput, placed: PlacedOrder, instru
     systemid: String(strategyId),
     action: actionOf(input.side, input.openClose ?? "open"),
     quant: formatDecimal(input.quantity),
-    symbol: instrument.fullSymbol,
+    symbol: input.sentSymbol ?? instrument.fullSymbol,
     typeofsymbol: instrument.symbolType,
     description: instrument.description,
     currency: instrument.currency,
@@ -193,8 +201,12 @@ const STATUS_WORDS: Readonly<Record<string, string>> = {
   Expired: "expired",
 };
 
-/** A signal row of retrieveSignalsWorking / retrieveSignalsAll. */
-export function signalRow(order: OrderRow, trades: { opening: number | null; closing: number | null } | null) {
+/** A signal row of retrieveSignalsWorking / retrieveSignalsAll, its future named as its client wrote it. */
+export function signalRow(
+  order: OrderRow,
+  trades: { opening: number | null; closing: number | null } | null,
+  names: SymbolNames,
+) {
   const instrument = instrumentOf(order.symbol, order.symbol_type);
   const posted = newYorkTime(order.posted_at);
   const ended = (status: string) => newYorkTime(order.status === status ? order.closed_at : null);
@@ -203,7 +215,7 @@ export function signalRow(order: OrderRow, trades: { opening: number | null; clo
     signal_id: String(order.id),
     localsignalid: order.local_signal_id ?? "",
     status: STATUS_WORDS[order.status] ?? order.status,
-    symbol: instrument.fullSymbol,
+    symbol: names(order.symbol, order.sent_symbol),
     name: instrument.description,
     instrument: instrument.symbolType,
     underlying: instrument.underlying ?? "",
@@ -285,16 +297,17 @@ export const signalCommands: readonly LegacyCommand[] = [
       const { strategyId, acting } = await systemActedFor(ctx, request);
       const id = await signalId(ctx, strategyId, request.signalid);
       const before = await signalRecord(ctx, id);
+      const names = await symbolNames(ctx, strategyId);
       if (before.status === "Filled") {
         throw new LegacyFailure("SignalTraded", `Signal ${id} was traded and could not be canceled`, {
-          signal: signalRow(before, null),
+          signal: signalRow(before, null, names),
           signalid: String(id),
           elapsed_time: elapsed(from),
         });
       }
       await cancelOrder(acting, strategyId, id);
       return {
-        signal: signalRow(await signalRecord(ctx, id), null),
+        signal: signalRow(await signalRecord(ctx, id), null, names),
         signalid: String(id),
         title: "Signal canceled",
         message: `Signal ${id} was canceled`,
@@ -308,7 +321,8 @@ export const signalCommands: readonly LegacyCommand[] = [
     async handler(ctx, request) {
       const strategyId = await systemRead(ctx, request, true);
       const working = await activeOrders(ctx, { strategyIds: [strategyId] });
-      return { response: working.map(({ order }) => signalRow(order, null)) };
+      const names = await symbolNames(ctx, strategyId);
+      return { response: working.map(({ order }) => signalRow(order, null, names)) };
     },
   },
   {
@@ -332,9 +346,10 @@ export const signalCommands: readonly LegacyCommand[] = [
               endMs: filterTime(request.filter_date_time_end, "filter_date_time_end"),
             };
       const signals = await signalsWithTrades(ctx, strategyId, window);
+      const names = await symbolNames(ctx, strategyId);
       return {
         response: signals.map(({ signal, openingTradeId, closingTradeId }) =>
-          signalRow(signal, { opening: openingTradeId, closing: closingTradeId }),
+          signalRow(signal, { opening: openingTradeId, closing: closingTradeId }, names),
         ),
       };
     },

@@ -22,7 +22,7 @@ import {
   ServiceSymbolInput,
 } from "../orders-wire.js";
 import { OrderStatusRecord, PositionRecord, SetDesiredPositionsRecord, SignalIdRecord } from "../records.js";
-import { DateTime, Id } from "../schemas.js";
+import { Amount, DateTime, Id } from "../schemas.js";
 
 const SecurityType = Type.Union([Type.Literal("CS"), Type.Literal("FUT"), Type.Literal("OPT"), Type.Literal("FOR")], {
   description: "Only this kind of instrument",
@@ -53,7 +53,7 @@ export const orderOperations = [
     permission: anyCaller,
     paginated: false,
     idempotent: true,
-    handler: async (ctx, input) => [signalIdResult(await placeOrder(ctx, readOrder(input.Order)))],
+    handler: async (ctx, input) => [signalIdResult(await placeOrder(ctx, readOrder(input.Order, ctx.clock.nowMs())))],
   }),
   defineOperation({
     id: "ReplaceStrategyOrder",
@@ -67,7 +67,7 @@ export const orderOperations = [
     permission: anyCaller,
     paginated: false,
     idempotent: true,
-    handler: async (ctx, input) => [signalIdResult(await replaceOrder(ctx, readOrder(input.Order)))],
+    handler: async (ctx, input) => [signalIdResult(await replaceOrder(ctx, readOrder(input.Order, ctx.clock.nowMs())))],
   }),
   defineOperation({
     id: "CancelStrategyOrder",
@@ -175,7 +175,7 @@ export const orderOperations = [
       StrategyId: Id(),
       Positions: Type.Array(
         Type.Object({
-          Quantity: Type.Number({ description: "Signed, non-zero: below zero is short" }),
+          Quantity: Amount({ description: "Signed, non-zero: below zero is short" }),
           ServiceSymbol: Type.Optional(ServiceSymbolInput),
           ExchangeSymbol: Type.Optional(ExchangeSymbolInput),
         }),
@@ -188,10 +188,11 @@ export const orderOperations = [
     idempotent: true,
     handler: async (ctx, input) => {
       const errors: ErrorEntry[] = [];
+      const nowMs = ctx.clock.nowMs();
       const positions = input.Positions.flatMap((position, index) => {
-        const instrument = readSymbol(position, `Positions[${index}].`, errors);
+        const symbol = readSymbol(position, `Positions[${index}].`, errors, nowMs);
         const quantity = readDecimal(position.Quantity, `Positions[${index}].Quantity`, errors);
-        return instrument ? [{ instrument, quantity }] : [];
+        return symbol ? [{ ...symbol, quantity }] : [];
       });
       if (errors.length > 0) throw new Refusal(errors);
       const outcome = await setDesiredPositions(ctx, input.StrategyId, positions);

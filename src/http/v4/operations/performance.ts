@@ -256,7 +256,8 @@ export const performanceOperations = [
     id: "GetStrategyHistoricalClosedTrades",
     method: "GET",
     path: "/Strategies/GetStrategyHistoricalClosedTrades",
-    servers: ["WL"],
+    // Clients of the original service call it on GEN too (WIRE.md); never paginated there either.
+    servers: ["WL", "GEN"],
     summary:
       "The strategy's closed trades (flat to flat), oldest first, with commissions and profit under CommissionPlan and each trade's maximum adverse excursion. Public strategies' records are open to every caller; private ones to those who may trade them.",
     input: Type.Object({
