@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { type LegacyCommand, LegacyFailure } from "../../src/http/legacy/command.js";
@@ -14,6 +15,7 @@ const probeCommands: LegacyCommand[] = [
   {
     name: "whoAmI",
     contexts: ["world", "platform"],
+    input: Type.Object({}),
     handler: async (ctx) => ({
       response: { personid: String(ctx.caller.personId), context: ctx.context, platform: ctx.platformId },
     }),
@@ -21,11 +23,13 @@ const probeCommands: LegacyCommand[] = [
   {
     name: "worldOnly",
     contexts: ["world"],
+    input: Type.Object({}),
     handler: async () => ({ response: [] }),
   },
   {
     name: "refuse",
     contexts: ["world"],
+    input: Type.Object({}),
     handler: async () => {
       throw new LegacyFailure("SignalTraded", "Signal 5 could not be canceled", { signal: { signalid: "5" } });
     },

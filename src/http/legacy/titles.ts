@@ -32,6 +32,7 @@ export const LEGACY_TITLES = {
   // Failures only the legacy layer answers.
   UnknownAddress: "Unknown address",
   UnreadableRequest: "Bad request",
+  BodyTooLarge: "Request too large",
   WrongPlatform: "Unable to access this platform",
   InvalidRequest: "Invalid request",
   InvalidSignal: "Invalid signal",

@@ -1,3 +1,4 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { formatDecimal, parseDecimal } from "../../../core/decimal.js";
 import { fromServiceSymbol } from "../../../core/symbols/instrument.js";
 import {
@@ -6,7 +7,8 @@ import {
   releasePortfolio,
   setDesiredPositions,
 } from "../../../services/desired-positions.js";
-import { type LegacyCommand, LegacyFailure } from "../command.js";
+import { defineLegacyCommand, type LegacyCommand, LegacyFailure } from "../command.js";
+import { decimalText, id, text } from "../fields.js";
 import { systemActedFor } from "../reach.js";
 
 /**
@@ -25,45 +27,51 @@ const row = (position: DesiredPosition) => ({
   expir: position.instrument.expiry ?? "",
 });
 
-function portfolioOf(raw: unknown): DesiredPosition[] | "flat" | "off" {
-  if (!Array.isArray(raw)) throw new LegacyFailure("InvalidRequest", "positions must be a list");
-  const entries = raw as Readonly<Record<string, unknown>>[];
+/** One entry of positions: a symbol and its signed quantity, or a special entry (flat/flat, stop/stop, off/off). */
+const Position = Type.Object({
+  symbol: text(40),
+  typeofsymbol: Type.Optional(text(10)),
+  quant: Type.Optional(decimalText()),
+});
+
+/** As many entries as v4's SetDesiredPositions takes. */
+const Positions = Type.Array(Position, { maxItems: 500 });
+
+function portfolioOf(entries: Static<typeof Positions>): DesiredPosition[] | "flat" | "off" {
   const special = entries.length === 1 ? entries[0] : undefined;
-  const word = (value: unknown) =>
-    String(value ?? "")
-      .trim()
-      .toLowerCase();
+  const word = (value: string | undefined) => (value ?? "").trim().toLowerCase();
   if (special && word(special.symbol) === word(special.typeofsymbol)) {
     if (word(special.symbol) === "flat") return "flat";
     if (word(special.symbol) === "stop" || word(special.symbol) === "off") return "off";
   }
   return entries.map((entry, i) => {
-    const instrument = fromServiceSymbol(String(entry.symbol ?? ""), String(entry.typeofsymbol ?? "stock"));
-    if (!instrument) throw new LegacyFailure("InvalidSymbol", `positions[${i}]: ${String(entry.symbol)} is not known`);
-    const quantity = parseDecimal(
-      typeof entry.quant === "number" || typeof entry.quant === "string" ? entry.quant : "",
-    );
-    if (quantity === null)
+    const instrument = fromServiceSymbol(entry.symbol, entry.typeofsymbol ?? "stock");
+    if (!instrument) throw new LegacyFailure("InvalidSymbol", `positions[${i}]: ${entry.symbol} is not known`);
+    const quantity = parseDecimal(entry.quant ?? "");
+    if (quantity === null) {
       throw new LegacyFailure("InvalidRequest", `positions[${i}].quant must be a signed whole number`);
+    }
     return { instrument, quantity };
   });
 }
 
 export const desiredPositionCommands: readonly LegacyCommand[] = [
-  {
+  defineLegacyCommand({
     name: "getDesiredPositions",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const { strategyId } = await systemActedFor(ctx, request);
+    input: Type.Object({ systemid: id() }),
+    async handler(ctx, { systemid }) {
+      const { strategyId } = await systemActedFor(ctx, systemid);
       return { response: ((await heldPortfolio(ctx, strategyId)) ?? []).map(row) };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "setDesiredPositions",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const { strategyId, acting } = await systemActedFor(ctx, request);
-      const portfolio = portfolioOf(request.positions);
+    input: Type.Object({ systemid: id(), positions: Positions }),
+    async handler(ctx, input) {
+      const { strategyId, acting } = await systemActedFor(ctx, input.systemid);
+      const portfolio = portfolioOf(input.positions);
       if (portfolio === "off") {
         await releasePortfolio(acting, strategyId);
         return { response: [], mode: "off" };
@@ -72,5 +80,5 @@ export const desiredPositionCommands: readonly LegacyCommand[] = [
       await setDesiredPositions(acting, strategyId, target, true);
       return { response: target.map(row), mode: "engaged" };
     },
-  },
+  }),
 ];
