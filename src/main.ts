@@ -17,6 +17,7 @@ const app = await createApp({
   systemNow: Date.now,
   sandbox: config.sandbox,
   rateLimit: config.rateLimit,
+  legacyRateLimit: config.legacyRateLimit,
   bootstrapAdminKey: config.bootstrapAdminKey,
   marketFeed: config.marketFeed,
   // Demo data (with a year of trading history) goes in before the fill loop starts.

@@ -87,6 +87,7 @@ export function baseEnv(): NodeJS.ProcessEnv {
     "SANDBOX",
     "LOG_LEVEL",
     "RATE_LIMIT_MAX",
+    "LEGACY_RATE_LIMIT_MAX",
     "RATE_LIMIT_WINDOW_SECONDS",
     "MARKET_FEED",
     "DEMO",

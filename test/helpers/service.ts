@@ -75,6 +75,7 @@ export async function freshStorage(backend: Backend): Promise<TestStorage> {
 export interface TestServiceOptions {
   readonly sandbox?: boolean;
   readonly rateLimit?: RateLimitConfig;
+  readonly legacyRateLimit?: RateLimitConfig;
   /** The machine time the service sees; defaults to the real one. */
   readonly systemNow?: () => number;
   /** Storage to run on (disposed with the service); a fresh one by default. */
@@ -133,6 +134,7 @@ async function serviceOn(
     systemNow: options.systemNow ?? Date.now,
     sandbox: options.sandbox ?? true,
     rateLimit: options.rateLimit ?? { max: 100_000, windowSeconds: 60 },
+    legacyRateLimit: options.legacyRateLimit ?? { max: 100_000, windowSeconds: 60 },
     bootstrapAdminKey: ADMIN_KEY,
     marketFeed: options.marketFeed,
     fillLoopTickMs: options.fillLoopTickMs ?? 0,

@@ -5,6 +5,7 @@ import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { type LegacyCommand, LegacyFailure } from "../../src/http/legacy/command.js";
 import { buildLegacyServer } from "../../src/http/legacy/server.js";
+import { RateLimiter } from "../../src/http/rate-limit.js";
 import { KeySessions } from "../../src/services/key-sessions.js";
 import { createKey, revokeKey } from "../../src/services/keys.js";
 import { createPlatform } from "../../src/services/sites.js";
@@ -69,6 +70,7 @@ for (const backend of BACKENDS) {
         logger: pino({ level: "silent" }),
         commands: probeCommands,
         sessions: new KeySessions(),
+        limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
       });
     });
     after(async () => {
@@ -146,6 +148,7 @@ for (const backend of BACKENDS) {
         logger: pino({ level: "info" }, { write: (line: string) => lines.push(line) }),
         commands: probeCommands,
         sessions: new KeySessions(),
+        limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
       });
       try {
         const key = population.keys.personA;
@@ -178,6 +181,32 @@ for (const backend of BACKENDS) {
         assert.equal(r.status, 200, payload);
         assert.equal(r.body.ok, 0);
         assert.ok(["Malformed request", "Missing apikey"].includes(r.body.error.title), payload);
+      }
+    });
+
+    test("a body over 1 MiB answers 413 in the legacy shape and is not logged as an error", async () => {
+      const lines: string[] = [];
+      const logged = await buildLegacyServer({
+        runtime: service.app.runtime,
+        logger: pino({ level: "info" }, { write: (line: string) => lines.push(line) }),
+        commands: probeCommands,
+        sessions: new KeySessions(),
+        limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
+      });
+      try {
+        const payload = JSON.stringify({ apikey: population.keys.personA, pad: "x".repeat(1024 * 1024) });
+        for (const method of ["POST", "GET"] as const) {
+          const r = await send(logged, method, "/world/apiv3/whoAmI", payload);
+          assert.equal(r.status, 413, method);
+          assert.deepEqual(r.body, {
+            ok: 0,
+            error: { title: "Request too large", message: "The request body is larger than 1 MiB" },
+          });
+        }
+        const levels = lines.map((line) => JSON.parse(line).level);
+        assert.ok(levels.length > 0 && levels.every((level) => level <= 30), `levels ${levels}`);
+      } finally {
+        await logged.close();
       }
     });
 

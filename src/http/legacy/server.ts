@@ -2,9 +2,11 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from "pino";
 import { Refusal } from "../../core/errors.js";
 import { asPlatformId } from "../../core/ids.js";
+import { isWellFormedKey } from "../../core/keys.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
 import type { TradingRuntime } from "../../services/trading.js";
+import type { RateLimiter } from "../rate-limit.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
 import { legacyInput } from "./input.js";
@@ -15,6 +17,8 @@ export interface LegacyDependencies {
   readonly logger: Logger;
   readonly commands: readonly LegacyCommand[];
   readonly sessions: KeySessions;
+  /** The legacy server's own budget (LEGACY_RATE_LIMIT_MAX), counted per presented key. */
+  readonly limiter: RateLimiter;
 }
 
 /**
@@ -41,6 +45,8 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
     try {
       const fields = readFields(request, request.method === "GET" ? await readGetBody(request) : request.body);
       const apikey = typeof fields.apikey === "string" ? fields.apikey.trim() : "";
+      const limited = limitRate(request, reply, apikey);
+      if (limited) return limited;
       if (apikey === "") throw new LegacyFailure("KeyRequired", "Send your API key as apikey in the JSON body");
       const authentication = await authenticate(deps.runtime, apikey, request.raw.socket);
       if (!authentication.ok) {
@@ -75,6 +81,19 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       }
       throw error;
     }
+  };
+
+  /**
+   * Counts the request against its key's budget, before the key is looked up
+   * (a malformed or missing key counts against the address); past the budget
+   * it is answered here, with 429 and Retry-After.
+   */
+  const limitRate = (request: FastifyRequest, reply: FastifyReply, apikey: string) => {
+    const decision = deps.limiter.consume(isWellFormedKey(apikey) ? `key:${apikey}` : `ip:${request.ip}`);
+    if (decision.allowed) return undefined;
+    reply.header("Retry-After", decision.resetSeconds);
+    const message = `At most ${decision.limit} requests a window per apikey; retry in ${decision.resetSeconds} seconds`;
+    return send(reply, failureBody("RateLimited", message), 429);
   };
 
   for (const method of ["GET", "POST"] as const) {

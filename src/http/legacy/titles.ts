@@ -15,7 +15,7 @@ export const LEGACY_TITLES = {
   ExpiredKey: "Expired apikey",
   RevokedKey: "Revoked apikey",
   Forbidden: "Unable to access this systemid",
-  RateLimited: "Refused",
+  RateLimited: "Too many requests",
   UnknownOperation: "Unknown command",
   NotAvailable: "Wrong context",
   InvalidValue: "Invalid value",
