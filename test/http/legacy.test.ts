@@ -6,6 +6,7 @@ import pino from "pino";
 import { type LegacyCommand, LegacyFailure } from "../../src/http/legacy/command.js";
 import { buildLegacyServer } from "../../src/http/legacy/server.js";
 import { RateLimiter } from "../../src/http/rate-limit.js";
+import { serviceLogger } from "../../src/log.js";
 import { KeySessions } from "../../src/services/key-sessions.js";
 import { createKey, revokeKey } from "../../src/services/keys.js";
 import { createPlatform } from "../../src/services/sites.js";
@@ -145,7 +146,7 @@ for (const backend of BACKENDS) {
       const lines: string[] = [];
       const logged = await buildLegacyServer({
         runtime: service.app.runtime,
-        logger: pino({ level: "info" }, { write: (line: string) => lines.push(line) }),
+        logger: serviceLogger("info", { write: (line: string) => lines.push(line) }),
         commands: probeCommands,
         sessions: new KeySessions(),
         limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
@@ -188,7 +189,7 @@ for (const backend of BACKENDS) {
       const lines: string[] = [];
       const logged = await buildLegacyServer({
         runtime: service.app.runtime,
-        logger: pino({ level: "info" }, { write: (line: string) => lines.push(line) }),
+        logger: serviceLogger("info", { write: (line: string) => lines.push(line) }),
         commands: probeCommands,
         sessions: new KeySessions(),
         limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
