@@ -150,6 +150,7 @@ export function startService(
     BOOTSTRAP_ADMIN_KEY: adminKey,
     // High enough that no run is ever rate limited, yet the limiter still runs on every request.
     RATE_LIMIT_MAX: "100000000",
+    LEGACY_RATE_LIMIT_MAX: "100000000",
     RATE_LIMIT_WINDOW_SECONDS: "60",
     ...extra,
   });

@@ -33,6 +33,8 @@ export interface AppOptions {
   readonly systemNow: () => number;
   readonly sandbox: boolean;
   readonly rateLimit: RateLimitConfig;
+  /** The legacy server's budget, counted apart from the v4 servers'. */
+  readonly legacyRateLimit: RateLimitConfig;
   readonly bootstrapAdminKey?: string | undefined;
   /** Where prices come from; simulated by default. */
   readonly marketFeed?: MarketFeed;
@@ -91,7 +93,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     WL: await buildV4Server("WL", v4),
     GEN: await buildV4Server("GEN", v4),
     GEO: await buildV4Server("GEO", v4),
-    LEGACY: await buildLegacyServer({ runtime, logger, commands: LEGACY_COMMANDS, sessions }),
+    LEGACY: await buildLegacyServer({
+      runtime,
+      logger,
+      commands: LEGACY_COMMANDS,
+      sessions,
+      limiter: new RateLimiter(options.legacyRateLimit, options.systemNow),
+    }),
   };
   return {
     runtime,

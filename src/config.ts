@@ -11,6 +11,8 @@ export interface Config {
   /** Fill an empty database with demo data at start. */
   readonly demo: boolean;
   readonly rateLimit: RateLimitConfig;
+  /** The legacy server's own budget per key, in the same window. */
+  readonly legacyRateLimit: RateLimitConfig;
   readonly logLevel: string;
   readonly marketFeed: MarketFeed;
 }
@@ -24,6 +26,7 @@ export interface RateLimitConfig {
 type Env = Readonly<Record<string, string | undefined>>;
 
 export function readConfig(env: Env): Config {
+  const windowSeconds = positiveInt(env, "RATE_LIMIT_WINDOW_SECONDS", 60);
   return {
     host: env.HOST || "127.0.0.1",
     ports: {
@@ -37,10 +40,8 @@ export function readConfig(env: Env): Config {
     bootstrapAdminKey: env.BOOTSTRAP_ADMIN_KEY || undefined,
     sandbox: env.SANDBOX === undefined || env.SANDBOX === "" ? env.NODE_ENV !== "production" : flag(env, "SANDBOX"),
     demo: env.DEMO !== undefined && env.DEMO !== "" && flag(env, "DEMO"),
-    rateLimit: {
-      max: positiveInt(env, "RATE_LIMIT_MAX", 600),
-      windowSeconds: positiveInt(env, "RATE_LIMIT_WINDOW_SECONDS", 60),
-    },
+    rateLimit: { max: positiveInt(env, "RATE_LIMIT_MAX", 600), windowSeconds },
+    legacyRateLimit: { max: positiveInt(env, "LEGACY_RATE_LIMIT_MAX", 6000), windowSeconds },
     logLevel: env.LOG_LEVEL || "info",
     marketFeed: parseMarketFeed(env.MARKET_FEED),
   };

@@ -1,4 +1,5 @@
-import pino from "pino";
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { redacted, redactText } from "./redaction.js";
 
 const FLUSH_EVERY_MS = 20;
 const FLUSH_AT_LINES = 256;
@@ -28,4 +29,37 @@ export function batchedStdout(): pino.DestinationStream & { flush(): void } {
     },
     flush,
   };
+}
+
+/**
+ * The service's logger: every line passes through redaction (./redaction.ts),
+ * whoever writes it (the service, Fastify, a library's error): the fields of
+ * the logged object, errors (the `err` field and any other), a request's URL
+ * and the message with its arguments. No key, token or password is written.
+ */
+export function serviceLogger(level: string, destination?: DestinationStream): Logger {
+  const options: LoggerOptions = {
+    level,
+    formatters: { log: (object) => redacted(object) as Record<string, unknown> },
+    serializers: {
+      err: (error: unknown) => redacted(error),
+      req: (request: { method?: string; url?: string; id?: string }) => ({
+        method: request.method,
+        url: redactText(request.url ?? ""),
+        id: request.id,
+      }),
+    },
+    hooks: {
+      logMethod(args, method) {
+        const [first, ...rest] = args as unknown[];
+        // An error logged alone becomes {err} and its message the line's: both are redacted.
+        const given = first instanceof Error && rest.length === 0 ? [{ err: first }, first.message] : args;
+        method.apply(
+          this,
+          given.map((arg) => (typeof arg === "string" ? redactText(arg) : arg)) as Parameters<typeof method>,
+        );
+      },
+    },
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
 }

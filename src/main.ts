@@ -1,14 +1,13 @@
-import pino from "pino";
 import { createApp, type ServerName } from "./app.js";
 import { readConfig } from "./config.js";
-import { batchedStdout } from "./log.js";
+import { batchedStdout, serviceLogger } from "./log.js";
 import { type DemoOutcome, describeDemo, seedDemo } from "./services/demo.js";
 import { openStorage } from "./store/storage.js";
 
 /** `npm start`: the four servers on embedded storage (or PostgreSQL with DATABASE_URL). */
 const config = readConfig(process.env);
 const logLines = batchedStdout();
-const logger = pino({ level: config.logLevel }, logLines);
+const logger = serviceLogger(config.logLevel, logLines);
 const storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
 const seeded: { demo?: DemoOutcome } = {};
 const app = await createApp({
@@ -17,6 +16,7 @@ const app = await createApp({
   systemNow: Date.now,
   sandbox: config.sandbox,
   rateLimit: config.rateLimit,
+  legacyRateLimit: config.legacyRateLimit,
   bootstrapAdminKey: config.bootstrapAdminKey,
   marketFeed: config.marketFeed,
   // Demo data (with a year of trading history) goes in before the fill loop starts.

@@ -87,6 +87,7 @@ export function baseEnv(): NodeJS.ProcessEnv {
     "SANDBOX",
     "LOG_LEVEL",
     "RATE_LIMIT_MAX",
+    "LEGACY_RATE_LIMIT_MAX",
     "RATE_LIMIT_WINDOW_SECONDS",
     "MARKET_FEED",
     "DEMO",
@@ -107,6 +108,8 @@ export interface Server {
   readonly dataDir: string;
   /** Everything printed on stdout so far. */
   stdout(): string;
+  /** Everything printed on stderr so far. */
+  stderr(): string;
   readonly exited: Promise<Exit>;
   /** Sends the signal and waits (bounded) for the process to exit. */
   stop(signal: NodeJS.Signals): Promise<Exit>;
@@ -171,6 +174,7 @@ export async function startServer(options: { dataDir?: string; env?: Record<stri
     ports,
     dataDir,
     stdout: proc.stdout,
+    stderr: proc.stderr,
     exited: proc.exited,
     stop(signal) {
       proc.child.kill(signal);

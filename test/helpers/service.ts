@@ -3,11 +3,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
-import pino from "pino";
 import { type App, createApp, type ServerName } from "../../src/app.js";
 import type { RateLimitConfig } from "../../src/config.js";
 import type { Role } from "../../src/core/access.js";
 import type { MarketFeed } from "../../src/engine/market-data.js";
+import { serviceLogger } from "../../src/log.js";
 import { keyCacheOf } from "../../src/services/key-cache.js";
 import { createKey } from "../../src/services/keys.js";
 import { createPerson } from "../../src/services/people.js";
@@ -75,6 +75,7 @@ export async function freshStorage(backend: Backend): Promise<TestStorage> {
 export interface TestServiceOptions {
   readonly sandbox?: boolean;
   readonly rateLimit?: RateLimitConfig;
+  readonly legacyRateLimit?: RateLimitConfig;
   /** The machine time the service sees; defaults to the real one. */
   readonly systemNow?: () => number;
   /** Storage to run on (disposed with the service); a fresh one by default. */
@@ -129,10 +130,11 @@ async function serviceOn(
 ): Promise<TestService> {
   const app = await createApp({
     storage: fresh.storage,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    logger: serviceLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
     systemNow: options.systemNow ?? Date.now,
     sandbox: options.sandbox ?? true,
     rateLimit: options.rateLimit ?? { max: 100_000, windowSeconds: 60 },
+    legacyRateLimit: options.legacyRateLimit ?? { max: 100_000, windowSeconds: 60 },
     bootstrapAdminKey: ADMIN_KEY,
     marketFeed: options.marketFeed,
     fillLoopTickMs: options.fillLoopTickMs ?? 0,

@@ -1,9 +1,12 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { type LegacyCommand, LegacyFailure } from "../../src/http/legacy/command.js";
 import { buildLegacyServer } from "../../src/http/legacy/server.js";
+import { RateLimiter } from "../../src/http/rate-limit.js";
+import { serviceLogger } from "../../src/log.js";
 import { KeySessions } from "../../src/services/key-sessions.js";
 import { createKey, revokeKey } from "../../src/services/keys.js";
 import { createPlatform } from "../../src/services/sites.js";
@@ -14,6 +17,7 @@ const probeCommands: LegacyCommand[] = [
   {
     name: "whoAmI",
     contexts: ["world", "platform"],
+    input: Type.Object({}),
     handler: async (ctx) => ({
       response: { personid: String(ctx.caller.personId), context: ctx.context, platform: ctx.platformId },
     }),
@@ -21,11 +25,13 @@ const probeCommands: LegacyCommand[] = [
   {
     name: "worldOnly",
     contexts: ["world"],
+    input: Type.Object({}),
     handler: async () => ({ response: [] }),
   },
   {
     name: "refuse",
     contexts: ["world"],
+    input: Type.Object({}),
     handler: async () => {
       throw new LegacyFailure("SignalTraded", "Signal 5 could not be canceled", { signal: { signalid: "5" } });
     },
@@ -65,6 +71,7 @@ for (const backend of BACKENDS) {
         logger: pino({ level: "silent" }),
         commands: probeCommands,
         sessions: new KeySessions(),
+        limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
       });
     });
     after(async () => {
@@ -139,9 +146,10 @@ for (const backend of BACKENDS) {
       const lines: string[] = [];
       const logged = await buildLegacyServer({
         runtime: service.app.runtime,
-        logger: pino({ level: "info" }, { write: (line: string) => lines.push(line) }),
+        logger: serviceLogger("info", { write: (line: string) => lines.push(line) }),
         commands: probeCommands,
         sessions: new KeySessions(),
+        limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
       });
       try {
         const key = population.keys.personA;
@@ -174,6 +182,32 @@ for (const backend of BACKENDS) {
         assert.equal(r.status, 200, payload);
         assert.equal(r.body.ok, 0);
         assert.ok(["Malformed request", "Missing apikey"].includes(r.body.error.title), payload);
+      }
+    });
+
+    test("a body over 1 MiB answers 413 in the legacy shape and is not logged as an error", async () => {
+      const lines: string[] = [];
+      const logged = await buildLegacyServer({
+        runtime: service.app.runtime,
+        logger: serviceLogger("info", { write: (line: string) => lines.push(line) }),
+        commands: probeCommands,
+        sessions: new KeySessions(),
+        limiter: new RateLimiter({ max: 100_000, windowSeconds: 60 }, Date.now),
+      });
+      try {
+        const payload = JSON.stringify({ apikey: population.keys.personA, pad: "x".repeat(1024 * 1024) });
+        for (const method of ["POST", "GET"] as const) {
+          const r = await send(logged, method, "/world/apiv3/whoAmI", payload);
+          assert.equal(r.status, 413, method);
+          assert.deepEqual(r.body, {
+            ok: 0,
+            error: { title: "Request too large", message: "The request body is larger than 1 MiB" },
+          });
+        }
+        const levels = lines.map((line) => JSON.parse(line).level);
+        assert.ok(levels.length > 0 && levels.every((level) => level <= 30), `levels ${levels}`);
+      } finally {
+        await logged.close();
       }
     });
 

@@ -137,6 +137,7 @@ for (const backend of BACKENDS) {
         systemNow: Date.now,
         sandbox: true,
         rateLimit: { max: 1000, windowSeconds: 60 },
+        legacyRateLimit: { max: 1000, windowSeconds: 60 },
         bootstrapAdminKey: ADMIN_KEY,
       });
       try {

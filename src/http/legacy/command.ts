@@ -1,3 +1,4 @@
+import type { Static, TObject } from "@sinclair/typebox";
 import type { ErrorName } from "../../core/errors.js";
 import type { PlatformId } from "../../core/ids.js";
 import type { Principal } from "../../services/keys.js";
@@ -33,14 +34,17 @@ export class LegacyFailure extends Error {
   }
 }
 
-export interface LegacyCommand {
+export interface LegacyCommand<Input extends TObject = TObject> {
   readonly name: string;
   readonly contexts: readonly LegacyContext[];
+  /** The command's fields (API.md part B), read and checked before the handler runs (./input.ts). */
+  readonly input: Input;
   /** Titles of this command's own for some refusals (submitSignal's refused values are "Invalid signal"). */
   readonly refusals?: Readonly<Partial<Record<ErrorName, LegacyFailureName>>>;
   /** Answers the fields of a successful response besides ok. */
-  readonly handler: (
-    ctx: LegacyRequestContext,
-    request: Readonly<Record<string, unknown>>,
-  ) => Promise<Record<string, unknown>>;
+  readonly handler: (ctx: LegacyRequestContext, input: Static<Input>) => Promise<Record<string, unknown>>;
 }
+
+/** Keeps each command's handler typed by its own input schema inside the one table. */
+export const defineLegacyCommand = <Input extends TObject>(command: LegacyCommand<Input>): LegacyCommand =>
+  command as unknown as LegacyCommand;

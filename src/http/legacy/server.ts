@@ -2,42 +2,53 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from "pino";
 import { Refusal } from "../../core/errors.js";
 import { asPlatformId } from "../../core/ids.js";
+import { isWellFormedKey } from "../../core/keys.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
 import type { TradingRuntime } from "../../services/trading.js";
+import type { RateLimiter } from "../rate-limit.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
-import { LEGACY_TITLES } from "./titles.js";
+import { legacyInput } from "./input.js";
+import { LEGACY_TITLES, type LegacyFailureName } from "./titles.js";
 
 export interface LegacyDependencies {
   readonly runtime: TradingRuntime;
   readonly logger: Logger;
   readonly commands: readonly LegacyCommand[];
   readonly sessions: KeySessions;
+  /** The legacy server's own budget (LEGACY_RATE_LIMIT_MAX), counted per presented key. */
+  readonly limiter: RateLimiter;
 }
 
 /**
  * The legacy v3 command server: /world/apiv3/<command> and
  * /platform/apiv3/<platform_id>/<command>, GET or POST, the key in the body as
- * `apikey`. Command-level failures answer HTTP 200 with ok 0; a service's
- * refusal is answered here, in one place, with its legacy title.
+ * `apikey`. Command-level failures answer HTTP 200 with ok 0; a command's
+ * input is read against its schema, and a service's refusal is answered,
+ * here, in one place, with its legacy title.
  */
 export async function buildLegacyServer(deps: LegacyDependencies): Promise<FastifyInstance> {
   const app = Fastify(serverOptions(deps.logger.child({ server: "LEGACY" })));
   acceptAnyBody(app);
   logEachRequest(app);
-  const commands = new Map(deps.commands.map((c) => [c.name.toLowerCase(), c]));
+  const commands = new Map(
+    deps.commands.map((c) => [
+      c.name.toLowerCase(),
+      { command: c, read: legacyInput<Record<string, unknown>>(c.input) },
+    ]),
+  );
 
   const answer = async (request: FastifyRequest, reply: FastifyReply, context: LegacyContext) => {
     let command: LegacyCommand | undefined;
     const params = request.params as { command: string; platformId?: string };
     try {
       const fields = readFields(request, request.method === "GET" ? await readGetBody(request) : request.body);
-      const apikey = fields.apikey;
-      if (typeof apikey !== "string" || apikey.trim() === "") {
-        throw new LegacyFailure("KeyRequired", "Send your API key as apikey in the JSON body");
-      }
-      const authentication = await authenticate(deps.runtime, apikey.trim(), request.raw.socket);
+      const apikey = typeof fields.apikey === "string" ? fields.apikey.trim() : "";
+      const limited = limitRate(request, reply, apikey);
+      if (limited) return limited;
+      if (apikey === "") throw new LegacyFailure("KeyRequired", "Send your API key as apikey in the JSON body");
+      const authentication = await authenticate(deps.runtime, apikey, request.raw.socket);
       if (!authentication.ok) {
         throw new LegacyFailure(authentication.error, "The apikey is not valid for this service");
       }
@@ -50,15 +61,17 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
         }
         platformId = asPlatformId(Number(params.platformId));
       }
-      command = commands.get(params.command.toLowerCase());
-      if (!command) throw new LegacyFailure("UnknownOperation", `There is no command ${params.command}`);
+      const known = commands.get(params.command.toLowerCase());
+      if (!known) throw new LegacyFailure("UnknownOperation", `There is no command ${params.command}`);
+      command = known.command;
       if (!command.contexts.includes(context)) {
         throw new LegacyFailure("NotAvailable", `${command.name} is not available in ${context} context`);
       }
+      const input = known.read(fields);
       const result = await command.handler(
         // The spread last, as in the v4 server: properties after a spread are slow to write in Node 20.
         { caller, context, platformId, ...deps.runtime },
-        fields,
+        input,
       );
       return send(reply, { ok: 1, ...result });
     } catch (error) {
@@ -70,6 +83,19 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
     }
   };
 
+  /**
+   * Counts the request against its key's budget, before the key is looked up
+   * (a malformed or missing key counts against the address); past the budget
+   * it is answered here, with 429 and Retry-After.
+   */
+  const limitRate = (request: FastifyRequest, reply: FastifyReply, apikey: string) => {
+    const decision = deps.limiter.consume(isWellFormedKey(apikey) ? `key:${apikey}` : `ip:${request.ip}`);
+    if (decision.allowed) return undefined;
+    reply.header("Retry-After", decision.resetSeconds);
+    const message = `At most ${decision.limit} requests a window per apikey; retry in ${decision.resetSeconds} seconds`;
+    return send(reply, failureBody("RateLimited", message), 429);
+  };
+
   for (const method of ["GET", "POST"] as const) {
     app.route({ method, url: "/world/apiv3/:command", handler: (req, reply) => answer(req, reply, "world") });
     app.route({
@@ -79,24 +105,26 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
     });
   }
   app.setNotFoundHandler((request, reply) =>
-    reply.code(404).send({
-      ok: 0,
-      error: {
-        title: LEGACY_TITLES.UnknownAddress,
-        message: `Use /world/apiv3/<command> or /platform/apiv3/<platform_id>/<command>, not ${request.url.split("?")[0]}`,
-      },
-    }),
+    send(
+      reply,
+      failureBody(
+        "UnknownAddress",
+        `Use /world/apiv3/<command> or /platform/apiv3/<platform_id>/<command>, not ${request.url.split("?")[0]}`,
+      ),
+      404,
+    ),
   );
   app.setErrorHandler((error, request, reply) => {
-    request.log.error({ err: error }, "legacy command failed");
     const status = (error as { statusCode?: number }).statusCode;
-    const clientError = status !== undefined && status >= 400 && status < 500;
-    return reply.code(clientError ? status : 500).send({
-      ok: 0,
-      error: clientError
-        ? { title: LEGACY_TITLES.UnreadableRequest, message: "The request could not be read" }
-        : { title: LEGACY_TITLES.Internal, message: "The command failed; it has been logged" },
-    });
+    if (status !== undefined && status >= 400 && status < 500) {
+      // The client's doing, answered with its status: worth a line, not an alarm.
+      request.log.info({ code: (error as { code?: string }).code, status }, "legacy request could not be read");
+      return status === 413
+        ? send(reply, failureBody("BodyTooLarge", "The request body is larger than 1 MiB"), 413)
+        : send(reply, failureBody("UnreadableRequest", "The request could not be read"), status);
+    }
+    request.log.error({ err: error }, "legacy command failed");
+    return send(reply, failureBody("Internal", "The command failed; it has been logged"), 500);
   });
   return app;
 }
@@ -118,6 +146,11 @@ function refused(refusal: Refusal, command: LegacyCommand | undefined): LegacyFa
   return new LegacyFailure(command?.refusals?.[name] ?? name, refusal.message);
 }
 
-function send(reply: FastifyReply, body: Record<string, unknown>): FastifyReply {
-  return reply.code(200).type("application/json").send(JSON.stringify(body));
+const failureBody = (name: LegacyFailureName, message: string) => ({
+  ok: 0,
+  error: { title: LEGACY_TITLES[name], message },
+});
+
+function send(reply: FastifyReply, body: Record<string, unknown>, status = 200): FastifyReply {
+  return reply.code(status).type("application/json").send(JSON.stringify(body));
 }

@@ -15,7 +15,7 @@ export const LEGACY_TITLES = {
   ExpiredKey: "Expired apikey",
   RevokedKey: "Revoked apikey",
   Forbidden: "Unable to access this systemid",
-  RateLimited: "Refused",
+  RateLimited: "Too many requests",
   UnknownOperation: "Unknown command",
   NotAvailable: "Wrong context",
   InvalidValue: "Invalid value",
@@ -35,6 +35,7 @@ export const LEGACY_TITLES = {
   // Failures only the legacy layer answers.
   UnknownAddress: "Unknown address",
   UnreadableRequest: "Bad request",
+  BodyTooLarge: "Request too large",
   WrongPlatform: "Unable to access this platform",
   InvalidRequest: "Invalid request",
   InvalidSignal: "Invalid signal",

@@ -1,3 +1,4 @@
+import { type Static, Type } from "@sinclair/typebox";
 import { amountProblemMessage, readAmount } from "../../../core/amounts.js";
 import { formatDecimal } from "../../../core/decimal.js";
 import { fromServiceSymbol } from "../../../core/symbols/instrument.js";
@@ -8,7 +9,8 @@ import {
   releasePortfolio,
   setDesiredPositions,
 } from "../../../services/desired-positions.js";
-import { type LegacyCommand, LegacyFailure } from "../command.js";
+import { defineLegacyCommand, type LegacyCommand, LegacyFailure } from "../command.js";
+import { amount, id, text } from "../fields.js";
 import { systemActedFor } from "../reach.js";
 
 /**
@@ -27,46 +29,53 @@ const row = (position: DesiredPosition) => ({
   expir: position.instrument.expiry ?? "",
 });
 
+/** One entry of positions: a symbol and its signed quantity, or a special entry (flat/flat, stop/stop, off/off). */
+const Position = Type.Object({
+  symbol: text(40),
+  typeofsymbol: Type.Optional(text(10)),
+  quant: Type.Optional(amount()),
+});
+
+/** As many entries as v4's SetDesiredPositions takes. */
+const Positions = Type.Array(Position, { maxItems: 500 });
+
 /** The portfolio of a setDesiredPositions request, its symbols read at `nowMs`. */
-function portfolioOf(raw: unknown, nowMs: number): DesiredPosition[] | "flat" | "off" {
-  if (!Array.isArray(raw)) throw new LegacyFailure("InvalidRequest", "positions must be a list");
-  const entries = raw as Readonly<Record<string, unknown>>[];
+function portfolioOf(entries: Static<typeof Positions>, nowMs: number): DesiredPosition[] | "flat" | "off" {
   const special = entries.length === 1 ? entries[0] : undefined;
-  const word = (value: unknown) =>
-    String(value ?? "")
-      .trim()
-      .toLowerCase();
+  const word = (value: string | undefined) => (value ?? "").trim().toLowerCase();
   if (special && word(special.symbol) === word(special.typeofsymbol)) {
     if (word(special.symbol) === "flat") return "flat";
     if (word(special.symbol) === "stop" || word(special.symbol) === "off") return "off";
   }
   return entries.map((entry, i) => {
-    const written = String(entry.symbol ?? "");
-    const instrument = fromServiceSymbol(written, String(entry.typeofsymbol ?? "stock"), nowMs);
+    const written = entry.symbol;
+    const instrument = fromServiceSymbol(written, entry.typeofsymbol ?? "stock", nowMs);
     if (!instrument) throw new LegacyFailure("InvalidSymbol", `positions[${i}]: ${written} is not known`);
     const field = `positions[${i}].quant`;
-    const reading = typeof entry.quant === "number" || typeof entry.quant === "string" ? readAmount(entry.quant) : null;
-    if (reading === null) throw new LegacyFailure("InvalidRequest", `${field} must be a signed whole number`);
+    if (entry.quant === undefined) throw new LegacyFailure("InvalidRequest", `${field} must be a signed whole number`);
+    const reading = readAmount(typeof entry.quant === "string" ? entry.quant.trim() : entry.quant);
     if (!reading.ok) throw new LegacyFailure("InvalidRequest", amountProblemMessage(field, reading.problem));
     return { instrument, quantity: reading.value, sentSymbol: sentSymbolOf(written, instrument) };
   });
 }
 
 export const desiredPositionCommands: readonly LegacyCommand[] = [
-  {
+  defineLegacyCommand({
     name: "getDesiredPositions",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const { strategyId } = await systemActedFor(ctx, request);
+    input: Type.Object({ systemid: id() }),
+    async handler(ctx, { systemid }) {
+      const { strategyId } = await systemActedFor(ctx, systemid);
       return { response: ((await heldPortfolio(ctx, strategyId)) ?? []).map(row) };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "setDesiredPositions",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const { strategyId, acting } = await systemActedFor(ctx, request);
-      const portfolio = portfolioOf(request.positions, ctx.clock.nowMs());
+    input: Type.Object({ systemid: id(), positions: Positions }),
+    async handler(ctx, input) {
+      const { strategyId, acting } = await systemActedFor(ctx, input.systemid);
+      const portfolio = portfolioOf(input.positions, ctx.clock.nowMs());
       if (portfolio === "off") {
         await releasePortfolio(acting, strategyId);
         return { response: [], mode: "off" };
@@ -75,5 +84,5 @@ export const desiredPositionCommands: readonly LegacyCommand[] = [
       await setDesiredPositions(acting, strategyId, target, true);
       return { response: target.map(row), mode: "engaged" };
     },
-  },
+  }),
 ];

@@ -1,11 +1,13 @@
+import { Type } from "@sinclair/typebox";
 import { commissionPlan } from "../../../core/commissions.js";
 import { div, formatDecimal, isZero } from "../../../core/decimal.js";
 import { averageClosePrice, averageOpenPrice, type TradeRecord } from "../../../core/trades.js";
 import { equitySeries } from "../../../services/equity.js";
 import { symbolNames } from "../../../services/sent-symbols.js";
 import { strategyTrades, type TradeFill, type TradeFilter } from "../../../services/strategy-trades.js";
-import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
-import { systemRead } from "../reach.js";
+import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
+import { flag, id, text } from "../fields.js";
+import { mustReadSystem } from "../reach.js";
 import { newYorkTime } from "./signals.js";
 
 /**
@@ -16,12 +18,9 @@ import { newYorkTime } from "./signals.js";
  */
 
 /** An optional 0/1 flag (absent: 0). */
-function flag(value: unknown, field: string): boolean {
-  if (value === undefined || value === null || value === "") return false;
-  const text = typeof value === "number" || typeof value === "string" ? String(value).trim() : "";
-  if (text !== "0" && text !== "1") throw new LegacyFailure("InvalidRequest", `${field} must be 0 or 1`);
-  return text === "1";
-}
+const isSet = (value: string | undefined) => value?.trim() === "1";
+
+const SystemOnly = Type.Object({ systemid: id() });
 
 const actionOf = (trade: TradeRecord, fill: TradeFill) =>
   fill.side === "buy" ? (fill.side === trade.side ? "BTO" : "BTC") : fill.side === trade.side ? "STO" : "STC";
@@ -82,42 +81,54 @@ async function tradeRows(ctx: LegacyRequestContext, strategyId: number, which: T
 }
 
 export const recordCommands: readonly LegacyCommand[] = [
-  {
+  defineLegacyCommand({
     name: "requestTrades",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const strategyId = await systemRead(ctx, request, false);
-      return { response: await tradeRows(ctx, strategyId, "all", false) };
+    input: SystemOnly,
+    async handler(ctx, { systemid }) {
+      await mustReadSystem(ctx, systemid, false);
+      return { response: await tradeRows(ctx, systemid, "all", false) };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "requestTradesOpen",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const strategyId = await systemRead(ctx, request, false);
-      return { response: await tradeRows(ctx, strategyId, "open", false) };
+    input: SystemOnly,
+    async handler(ctx, { systemid }) {
+      await mustReadSystem(ctx, systemid, false);
+      return { response: await tradeRows(ctx, systemid, "open", false) };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "requestAllTrades_overview",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const strategyId = await systemRead(ctx, request, true);
-      const withSignals = flag(request.show_component_signals, "show_component_signals");
-      const open = flag(request.openTrades, "openTrades");
-      const closed = flag(request.closedTrades, "closedTrades") || flag(request.onlyClosedTrades, "onlyClosedTrades");
+    input: Type.Object({
+      systemid: id(),
+      show_component_signals: Type.Optional(flag()),
+      openTrades: Type.Optional(flag()),
+      closedTrades: Type.Optional(flag()),
+      onlyClosedTrades: Type.Optional(flag()),
+    }),
+    async handler(ctx, input) {
+      await mustReadSystem(ctx, input.systemid, true);
+      const open = isSet(input.openTrades);
+      const closed = isSet(input.closedTrades) || isSet(input.onlyClosedTrades);
       // Both filters (or neither): every trade ever opened.
       const which: TradeFilter = open === closed ? "all" : open ? "open" : "closed";
-      return { response: await tradeRows(ctx, strategyId, which, withSignals) };
+      return { response: await tradeRows(ctx, input.systemid, which, isSet(input.show_component_signals)) };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "retrieveSystemEquity",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const strategyId = await systemRead(ctx, request, true);
-      const named = request.commission_plan;
-      const planName = named === undefined || named === null || named === "" ? "Default" : String(named).trim();
+    input: Type.Object({
+      systemid: id(),
+      commission_plan: Type.Optional(text(40, { failure: "UnknownCommissionPlan" })),
+    }),
+    async handler(ctx, input) {
+      const strategyId = input.systemid;
+      await mustReadSystem(ctx, strategyId, true);
+      const planName = input.commission_plan?.trim() || "Default";
       const plan = commissionPlan(planName);
       if (!plan) {
         throw new LegacyFailure(
@@ -143,5 +154,5 @@ export const recordCommands: readonly LegacyCommand[] = [
         initial_index_to_equity_scaling_factor: scaling,
       };
     },
-  },
+  }),
 ];

@@ -1,3 +1,4 @@
+import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { amountProblemMessage, readAmount } from "../../../core/amounts.js";
 import { localParts } from "../../../core/calendar.js";
 import { parseLocalDateTime } from "../../../core/datetime.js";
@@ -17,8 +18,9 @@ import { type SignalWindow, signalNamed, signalRecord, signalsWithTrades } from 
 import { modelAccount } from "../../../services/trading.js";
 import type { OrderRow } from "../../../store/trading-state.js";
 import { instrumentOf } from "../../../store/trading-state.js";
-import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
-import { integerOf, systemActedFor, systemRead } from "../reach.js";
+import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
+import { amount as amountField, digits, flag, id, never, text } from "../fields.js";
+import { mustReadSystem, systemActedFor } from "../reach.js";
 
 /**
  * The legacy signal commands (API.md 4.7), answered by the same services as
@@ -30,9 +32,48 @@ const NEW_YORK = "America/New_York";
 const started = () => performance.now();
 const elapsed = (from: number) => `${((performance.now() - from) / 1000).toFixed(3)}`;
 
+/** Caller-chosen ids (signalid, ocaid) and the ids that name a signal (conditionalupon, xreplace). */
+const SIGNAL_ID = 100;
+
+/** The fields of a signal object (API.md, "signal object of submitSignal"); others are ignored. */
+const signalFields = <Parent extends TSchema>(
+  conditionalUponSignal: Parent,
+  options: { failure?: "InvalidSignal" } = {},
+) =>
+  Type.Object(
+    {
+      action: text(10),
+      quant: amountField(),
+      symbol: text(40),
+      typeofsymbol: Type.Optional(text(10)),
+      duration: Type.Optional(text(10)),
+      limit: Type.Optional(amountField()),
+      stop: Type.Optional(amountField()),
+      profittarget: Type.Optional(amountField()),
+      stoploss: Type.Optional(amountField()),
+      conditionalupon: Type.Optional(text(SIGNAL_ID)),
+      conditionalUponSignal: Type.Optional(conditionalUponSignal),
+      xreplace: Type.Optional(text(SIGNAL_ID)),
+      leave_oca_intact: Type.Optional(flag()),
+      forcenooca: Type.Optional(flag()),
+      signalid: Type.Optional(text(SIGNAL_ID)),
+      ocaid: Type.Optional(text(SIGNAL_ID)),
+      parkUntilSecs: Type.Optional(digits(12)),
+      parkUntilYYYYMMDDHHMM: Type.Optional(digits(12)),
+    },
+    options,
+  );
+
+/** A parent given inline is placed with its signal: it has no inline parent of its own. */
+const ParentSignal = signalFields(
+  never("cannot hold a conditionalUponSignal of its own: a signal is placed with one parent at most"),
+);
+const Signal = signalFields(ParentSignal, { failure: "InvalidSignal" });
+type SignalFields = Omit<Static<typeof ParentSignal>, "conditionalUponSignal">;
+
 /** A signal of the system by its service id or its caller-chosen signalid. */
-async function signalId(ctx: LegacyRequestContext, strategyId: number, value: unknown): Promise<number> {
-  const text = typeof value === "number" ? String(value) : typeof value === "string" ? value.trim() : "";
+async function signalId(ctx: LegacyRequestContext, strategyId: number, named: string): Promise<number> {
+  const text = named.trim();
   if (text === "") throw new LegacyFailure("InvalidRequest", "signalid is required");
   const id = await signalNamed(ctx, strategyId, text);
   if (id === null) throw new LegacyFailure("UnknownSignal", `System ${strategyId} has no signal ${text}`);
@@ -51,72 +92,72 @@ const actionOf = (side: string, openClose: string) =>
   side === "buy" ? (openClose === "open" ? "BTO" : "BTC") : openClose === "open" ? "STO" : "STC";
 
 /** A price or quantity of a signal: a JSON number rounded to eight places, or text read exactly (amounts.ts). */
-function amount(value: unknown, field: string): Decimal {
-  const reading = typeof value === "number" || typeof value === "string" ? readAmount(value) : null;
-  if (reading === null) throw new LegacyFailure("InvalidSignal", `${field} must be a number`);
+function amount(value: number | string, field: string): Decimal {
+  const reading = readAmount(typeof value === "string" ? value.trim() : value);
   if (!reading.ok) throw new LegacyFailure("InvalidSignal", amountProblemMessage(field, reading.problem));
   return reading.value;
 }
 
-function price(value: unknown, field: string): Decimal | undefined {
-  if (value === undefined || value === null || value === "" || value === 0 || value === "0") return undefined;
+/** A price, or undefined for none ("", 0). */
+function price(value: number | string | undefined, field: string): Decimal | undefined {
+  if (value === undefined || value === 0 || (typeof value === "string" && ["", "0"].includes(value.trim()))) {
+    return undefined;
+  }
   return amount(value, field);
 }
 
 /** The park time: parkUntilSecs (epoch seconds) or parkUntilYYYYMMDDHHMM (New York). */
-function parkedUntil(signal: Readonly<Record<string, unknown>>): number | undefined {
-  if (signal.parkUntilSecs !== undefined && signal.parkUntilSecs !== null && signal.parkUntilSecs !== "") {
-    return integerOf(signal.parkUntilSecs, "parkUntilSecs") * 1000;
-  }
-  const text = signal.parkUntilYYYYMMDDHHMM;
-  if (text === undefined || text === null || text === "") return undefined;
-  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(String(text).trim());
+function parkedUntil(signal: SignalFields, field: string): number | undefined {
+  const seconds = signal.parkUntilSecs?.trim();
+  if (seconds) return Number(seconds) * 1000;
+  const text = signal.parkUntilYYYYMMDDHHMM?.trim();
+  if (!text) return undefined;
+  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(text);
   const parsed = m && parseLocalDateTime(`${m[1]}-${m[2]}-${m[3]}T${m[4]}:${m[5]}:00`, NEW_YORK);
-  if (!parsed) throw new LegacyFailure("InvalidSignal", "parkUntilYYYYMMDDHHMM must be a New York YYYYMMDDHHMM time");
+  if (!parsed) {
+    throw new LegacyFailure("InvalidSignal", `${field}.parkUntilYYYYMMDDHHMM must be a New York YYYYMMDDHHMM time`);
+  }
   return parsed.getTime();
 }
 
-/** The order a signal object describes. */
+/** The order a signal object describes, with the parent it gives inline. */
 async function orderOf(
   ctx: LegacyRequestContext,
   strategyId: number,
-  raw: unknown,
-  field = "signal",
+  signal: Static<typeof Signal>,
 ): Promise<OrderInput & { readonly inlineParent?: OrderInput }> {
-  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) {
-    throw new LegacyFailure("InvalidSignal", `${field} must be an object`);
-  }
-  const signal = raw as Readonly<Record<string, unknown>>;
-  const action =
-    ACTIONS[
-      String(signal.action ?? "")
-        .trim()
-        .toUpperCase()
-    ];
+  const input = await plainOrderOf(ctx, strategyId, signal, "signal");
+  const inline = signal.conditionalUponSignal;
+  if (inline === undefined) return input;
+  return { ...input, inlineParent: await plainOrderOf(ctx, strategyId, inline, "signal.conditionalUponSignal") };
+}
+
+async function plainOrderOf(
+  ctx: LegacyRequestContext,
+  strategyId: number,
+  signal: SignalFields,
+  field: string,
+): Promise<OrderInput> {
+  const action = ACTIONS[signal.action.trim().toUpperCase()];
   if (!action) throw new LegacyFailure("InvalidSignal", `${field}.action must be BTO, STO, SSHORT, BTC or STC`);
-  const written = String(signal.symbol ?? "");
-  const instrument = fromServiceSymbol(written, String(signal.typeofsymbol ?? "stock"), ctx.clock.nowMs());
-  if (!instrument) {
-    throw new LegacyFailure(
-      "InvalidSymbol",
-      `${String(signal.symbol)} is not a known ${String(signal.typeofsymbol ?? "stock")}`,
-    );
-  }
+  const written = signal.symbol;
+  const symbolType = signal.typeofsymbol ?? "stock";
+  const instrument = fromServiceSymbol(written, symbolType, ctx.clock.nowMs());
+  if (!instrument) throw new LegacyFailure("InvalidSymbol", `${written} is not a known ${symbolType}`);
   const quantity = amount(signal.quant, `${field}.quant`);
   const limit = price(signal.limit, `${field}.limit`);
   const stop = price(signal.stop, `${field}.stop`);
   if (limit !== undefined && stop !== undefined) {
     throw new LegacyFailure("InvalidSignal", "A signal is a limit, a stop or a market order, not a stop-limit");
   }
-  const duration = String(signal.duration ?? "DAY")
-    .trim()
-    .toUpperCase();
-  if (duration !== "DAY" && duration !== "GTC") throw new LegacyFailure("InvalidSignal", "duration must be DAY or GTC");
-  const local = (value: unknown) =>
-    value === undefined || value === null || value === "" ? undefined : String(value).trim();
+  const duration = (signal.duration ?? "DAY").trim().toUpperCase();
+  if (duration !== "DAY" && duration !== "GTC") {
+    throw new LegacyFailure("InvalidSignal", `${field}.duration must be DAY or GTC`);
+  }
+  const local = (value: string | undefined) => value?.trim() || undefined;
   const xreplace = local(signal.xreplace);
   const conditional = local(signal.conditionalupon);
-  const input: OrderInput = {
+  return {
     strategyId,
     instrument,
     type: limit !== undefined ? "limit" : stop !== undefined ? "stop" : "market",
@@ -129,22 +170,18 @@ async function orderOf(
     profitTarget: price(signal.profittarget, `${field}.profittarget`),
     stopLoss: price(signal.stoploss, `${field}.stoploss`),
     doNotCreateOcaGroup:
-      xreplace !== undefined
-        ? String(signal.leave_oca_intact ?? "0") !== "1"
-        : String(signal.forcenooca ?? "0") === "1",
+      xreplace !== undefined ? signal.leave_oca_intact?.trim() !== "1" : signal.forcenooca?.trim() === "1",
     parentSignalId: conditional === undefined ? undefined : await signalId(ctx, strategyId, conditional),
     cancelReplaceSignalId: xreplace === undefined ? undefined : await signalId(ctx, strategyId, xreplace),
-    parkedUntilMs: parkedUntil(signal),
+    parkedUntilMs: parkedUntil(signal, field),
     localSignalId: local(signal.signalid),
     localOcaId: local(signal.ocaid),
     sentSymbol: sentSymbolOf(written, instrument),
   };
-  const inline = signal.conditionalUponSignal;
-  if (inline === undefined || inline === null) return input;
-  return { ...input, inlineParent: await orderOf(ctx, strategyId, inline, `${field}.conditionalUponSignal`) };
 }
 
-const text = (value: Decimal | null | undefined) => (value === null || value === undefined ? "" : formatDecimal(value));
+const priceText = (value: Decimal | null | undefined) =>
+  value === null || value === undefined ? "" : formatDecimal(value);
 
 /** The echo of a submitted signal. */
 function echo(strategyId: number, input: OrderInput, placed: PlacedOrder, instrument: Instrument) {
@@ -163,10 +200,10 @@ function echo(strategyId: number, input: OrderInput, placed: PlacedOrder, instru
     day: input.tif === "day" ? "1" : "0",
     gtc: input.tif === "gtc" ? "1" : "0",
     market: input.type === "market" ? "1" : "0",
-    limit: text(input.limit),
-    stop: text(input.stop),
-    profittarget: text(input.profitTarget),
-    stoploss: text(input.stopLoss),
+    limit: priceText(input.limit),
+    stop: priceText(input.stop),
+    profittarget: priceText(input.profitTarget),
+    stoploss: priceText(input.stopLoss),
     profittargetsignalid: placed.profitTargetSignalId === null ? "" : String(placed.profitTargetSignalId),
     stoplosssignalid: placed.stopLossSignalId === null ? "" : String(placed.stopLossSignalId),
     targetocagroupid: placed.exitSignalsOcaGroupId === null ? "" : String(placed.exitSignalsOcaGroupId),
@@ -254,9 +291,9 @@ const FILTERS: Readonly<Record<string, SignalWindow["by"]>> = {
   time_canceled: "canceled",
 };
 
-function filterTime(value: unknown, field: string): number | undefined {
-  if (value === undefined || value === null || value === "") return undefined;
-  const parsed = parseLocalDateTime(String(value).trim().replace(" ", "T"), NEW_YORK);
+function filterTime(value: string | undefined, field: string): number | undefined {
+  if (!value?.trim()) return undefined;
+  const parsed = parseLocalDateTime(value.trim().replace(" ", "T"), NEW_YORK);
   if (!parsed) throw new LegacyFailure("InvalidRequest", `${field} must be YYYY-MM-DD HH:MM:SS (New York)`);
   return parsed.getTime();
 }
@@ -264,14 +301,17 @@ function filterTime(value: unknown, field: string): number | undefined {
 /** A signal whose values the trading rules refuse is an invalid signal, as clients of the original service know it. */
 const SIGNAL_REFUSALS = { InvalidValue: "InvalidSignal", MissingValue: "InvalidSignal" } as const;
 
+const SystemOnly = Type.Object({ systemid: id() });
+
 export const signalCommands: readonly LegacyCommand[] = [
-  {
+  defineLegacyCommand({
     name: "submitSignal",
     refusals: SIGNAL_REFUSALS,
     contexts: ["world", "platform"],
+    input: Type.Object({ systemid: id(), signal: Signal }),
     async handler(ctx, request) {
       const from = started();
-      const { strategyId, acting } = await systemActedFor(ctx, request);
+      const { strategyId, acting } = await systemActedFor(ctx, request.systemid);
       const { inlineParent, ...input } = await orderOf(ctx, strategyId, request.signal);
       if (inlineParent) {
         const both = await placeWithParent(acting, inlineParent, input);
@@ -288,13 +328,14 @@ export const signalCommands: readonly LegacyCommand[] = [
         elapsed_time: elapsed(from),
       };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "cancelSignal",
     contexts: ["world", "platform"],
+    input: Type.Object({ systemid: id(), signalid: text(SIGNAL_ID) }),
     async handler(ctx, request) {
       const from = started();
-      const { strategyId, acting } = await systemActedFor(ctx, request);
+      const { strategyId, acting } = await systemActedFor(ctx, request.systemid);
       const id = await signalId(ctx, strategyId, request.signalid);
       const before = await signalRecord(ctx, id);
       const names = await symbolNames(ctx, strategyId);
@@ -314,23 +355,30 @@ export const signalCommands: readonly LegacyCommand[] = [
         elapsed_time: elapsed(from),
       };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "retrieveSignalsWorking",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const strategyId = await systemRead(ctx, request, true);
-      const working = await activeOrders(ctx, { strategyIds: [strategyId] });
-      const names = await symbolNames(ctx, strategyId);
+    input: SystemOnly,
+    async handler(ctx, { systemid }) {
+      await mustReadSystem(ctx, systemid, true);
+      const working = await activeOrders(ctx, { strategyIds: [systemid] });
+      const names = await symbolNames(ctx, systemid);
       return { response: working.map(({ order }) => signalRow(order, null, names)) };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "retrieveSignalsAll",
     contexts: ["world", "platform"],
+    input: Type.Object({
+      systemid: id(),
+      filter_type: Type.Optional(text(40)),
+      filter_date_time_start: Type.Optional(text(40)),
+      filter_date_time_end: Type.Optional(text(40)),
+    }),
     async handler(ctx, request) {
-      const strategyId = await systemRead(ctx, request, true);
-      const filter = request.filter_type === undefined ? undefined : String(request.filter_type);
+      await mustReadSystem(ctx, request.systemid, true);
+      const filter = request.filter_type;
       if (filter !== undefined && !Object.hasOwn(FILTERS, filter)) {
         throw new LegacyFailure(
           "InvalidRequest",
@@ -345,20 +393,21 @@ export const signalCommands: readonly LegacyCommand[] = [
               startMs: filterTime(request.filter_date_time_start, "filter_date_time_start"),
               endMs: filterTime(request.filter_date_time_end, "filter_date_time_end"),
             };
-      const signals = await signalsWithTrades(ctx, strategyId, window);
-      const names = await symbolNames(ctx, strategyId);
+      const signals = await signalsWithTrades(ctx, request.systemid, window);
+      const names = await symbolNames(ctx, request.systemid);
       return {
         response: signals.map(({ signal, openingTradeId, closingTradeId }) =>
           signalRow(signal, { opening: openingTradeId, closing: closingTradeId }, names),
         ),
       };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "requestMarginEquity",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const { strategyId } = await systemActedFor(ctx, request);
+    input: SystemOnly,
+    async handler(ctx, { systemid }) {
+      const { strategyId } = await systemActedFor(ctx, systemid);
       const account = await modelAccount(ctx, strategyId);
       return {
         buyPower: formatDecimal(account.buyingPower),
@@ -368,5 +417,5 @@ export const signalCommands: readonly LegacyCommand[] = [
         systemid: String(strategyId),
       };
     },
-  },
+  }),
 ];

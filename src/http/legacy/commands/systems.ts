@@ -1,3 +1,4 @@
+import { Type } from "@sinclair/typebox";
 import { type Decimal, formatDecimal } from "../../../core/decimal.js";
 import type { StrategyStatistics } from "../../../core/statistics.js";
 import { strategyDetails } from "../../../services/strategy-details.js";
@@ -9,8 +10,9 @@ import {
   shortedKinds,
   systemRoster,
 } from "../../../services/systems.js";
-import { type LegacyCommand, LegacyFailure } from "../command.js";
-import { integerOf, mustReachPerson, personOf, systemActedFor } from "../reach.js";
+import { defineLegacyCommand, type LegacyCommand, LegacyFailure } from "../command.js";
+import { decimalText, type FieldOptions, flag as flagField, id, text, wholeNumber } from "../fields.js";
+import { mustReachPerson, personOr, systemActedFor } from "../reach.js";
 import { newYorkTime } from "./signals.js";
 
 /**
@@ -172,28 +174,22 @@ function statisticsOf(st: StrategyStatistics) {
   return out;
 }
 
-function bool(value: unknown, field: string): boolean | undefined {
-  if (value === undefined || value === null || value === "") return undefined;
-  const text = String(value).trim();
-  if (text !== "0" && text !== "1") throw new LegacyFailure("InvalidValue", `${field} must be 0 or 1`);
-  return text === "1";
-}
+/** What the system commands' fields that cannot be read answer with, as for values their rules refuse. */
+const VALUE: FieldOptions = { failure: "InvalidValue" };
 
-function whole(value: unknown, field: string): number | undefined {
-  if (value === undefined || value === null || value === "") return undefined;
-  const text = String(value).trim();
-  if (!/^-?\d{1,15}$/.test(text)) throw new LegacyFailure("InvalidValue", `${field} must be a whole number`);
-  return Number(text);
-}
+/** An optional 0/1 flag: undefined when not given. */
+const flagOf = (value: string | undefined) => (value?.trim() ? value.trim() === "1" : undefined);
 
-const textField = (value: unknown) => (value === undefined || value === null ? undefined : String(value));
+/** An optional whole number: undefined when not given. */
+const wholeOf = (value: string | undefined) => (value?.trim() ? Number(value) : undefined);
 
 export const systemCommands: readonly LegacyCommand[] = [
-  {
+  defineLegacyCommand({
     name: "getSystemRoster",
     contexts: ["world"],
-    async handler(ctx, request) {
-      const filter = String(request.filter ?? "active");
+    input: Type.Object({ filter: Type.Optional(text(40, VALUE)) }),
+    async handler(ctx, input) {
+      const filter = input.filter ?? "active";
       if (filter !== "active" && filter !== "recently_active") {
         throw new LegacyFailure("InvalidValue", "filter must be active or recently_active");
       }
@@ -224,10 +220,11 @@ export const systemCommands: readonly LegacyCommand[] = [
         })),
       };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "listAllSystems",
     contexts: ["world", "platform"],
+    input: Type.Object({}),
     async handler(ctx) {
       return {
         response: (await reachedSystems(ctx, ctx.platformId)).map((s) => ({
@@ -243,12 +240,13 @@ export const systemCommands: readonly LegacyCommand[] = [
         })),
       };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "getSystemDetails",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const { strategyId, acting } = await systemActedFor(ctx, request);
+    input: Type.Object({ systemid: id() }),
+    async handler(ctx, { systemid }) {
+      const { strategyId, acting } = await systemActedFor(ctx, systemid);
       const details = await strategyDetails(acting, strategyId);
       const s = details.strategy;
       const shorted = await shortedKinds(ctx, [strategyId]);
@@ -293,44 +291,65 @@ export const systemCommands: readonly LegacyCommand[] = [
         },
       };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "createNewSystem",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const ownerPersonId = personOf(ctx, request, "ownerpersonid");
+    input: Type.Object({
+      name: text(40, VALUE),
+      startingcapital: decimalText(VALUE),
+      longDescription: Type.Optional(text(8000, { ...VALUE, free: true })),
+      ownerpersonid: Type.Optional(id()),
+      creditSystemTimeInSeconds: Type.Optional(wholeNumber(VALUE)),
+      site_visibility_status: Type.Optional(flagField(VALUE)),
+    }),
+    async handler(ctx, input) {
+      const ownerPersonId = personOr(ctx, input.ownerpersonid);
       await mustReachPerson(ctx, ownerPersonId, `This apikey cannot create systems for person ${ownerPersonId}`);
-      const visibility = bool(request.site_visibility_status, "site_visibility_status");
-      const id = await createSystem(ctx, {
+      const systemId = await createSystem(ctx, {
         ownerPersonId,
-        name: String(request.name ?? ""),
-        startingCapital: String(request.startingcapital ?? ""),
-        longDescription: textField(request.longDescription),
-        isPublic: visibility === true,
-        creditSystemSeconds: whole(request.creditSystemTimeInSeconds, "creditSystemTimeInSeconds"),
+        name: input.name,
+        startingCapital: input.startingcapital,
+        longDescription: input.longDescription,
+        isPublic: flagOf(input.site_visibility_status) === true,
+        creditSystemSeconds: wholeOf(input.creditSystemTimeInSeconds),
       });
-      return { success: { NewSystemID: String(id) } };
+      return { success: { NewSystemID: String(systemId) } };
     },
-  },
-  {
+  }),
+  defineLegacyCommand({
     name: "changeSystemAttribute",
     contexts: ["world", "platform"],
-    async handler(ctx, request) {
-      const { strategyId } = await systemActedFor(ctx, request);
+    input: Type.Object({
+      systemid: id(),
+      name: Type.Optional(text(40, VALUE)),
+      longDescription: Type.Optional(text(8000, { ...VALUE, free: true })),
+      shortDescription: Type.Optional(text(255, { ...VALUE, free: true })),
+      ownerpersonid: Type.Optional(id()),
+      equitycurve_startingcapital: Type.Optional(decimalText(VALUE)),
+      monthlyfee: Type.Optional(wholeNumber(VALUE)),
+      trialdays: Type.Optional(wholeNumber(VALUE)),
+      creditSystemTimeInSeconds: Type.Optional(wholeNumber(VALUE)),
+      freeSignalEntryCredits: Type.Optional(wholeNumber(VALUE)),
+      test_system: Type.Optional(flagField(VALUE)),
+      isAlive: Type.Optional(flagField(VALUE)),
+      minimum_portfolio_size_required: Type.Optional(decimalText(VALUE)),
+    }),
+    async handler(ctx, input) {
+      const { strategyId } = await systemActedFor(ctx, input.systemid);
       const changes: SystemChanges = {
-        name: textField(request.name),
-        longDescription: textField(request.longDescription),
-        shortDescription: textField(request.shortDescription),
-        ownerPersonId:
-          request.ownerpersonid === undefined ? undefined : integerOf(request.ownerpersonid, "ownerpersonid"),
-        startingCapital: textField(request.equitycurve_startingcapital),
-        monthlyFee: whole(request.monthlyfee, "monthlyfee"),
-        trialDays: whole(request.trialdays, "trialdays"),
-        creditSystemSeconds: whole(request.creditSystemTimeInSeconds, "creditSystemTimeInSeconds"),
-        freeSignalCredits: whole(request.freeSignalEntryCredits, "freeSignalEntryCredits"),
-        isTest: bool(request.test_system, "test_system"),
-        isAlive: bool(request.isAlive, "isAlive"),
-        minimumPortfolio: textField(request.minimum_portfolio_size_required),
+        name: input.name,
+        longDescription: input.longDescription,
+        shortDescription: input.shortDescription,
+        ownerPersonId: input.ownerpersonid,
+        startingCapital: input.equitycurve_startingcapital,
+        monthlyFee: wholeOf(input.monthlyfee),
+        trialDays: wholeOf(input.trialdays),
+        creditSystemSeconds: wholeOf(input.creditSystemTimeInSeconds),
+        freeSignalCredits: wholeOf(input.freeSignalEntryCredits),
+        isTest: flagOf(input.test_system),
+        isAlive: flagOf(input.isAlive),
+        minimumPortfolio: input.minimum_portfolio_size_required,
       };
       const owner = changes.ownerPersonId;
       if (owner !== undefined) {
@@ -339,5 +358,5 @@ export const systemCommands: readonly LegacyCommand[] = [
       const done = await changeSystem(ctx, strategyId, changes);
       return { success: { changes: done } };
     },
-  },
+  }),
 ];
