@@ -1,11 +1,19 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { Refusal } from "../../core/errors.js";
+import { ERRORS, Refusal } from "../../core/errors.js";
 import { asPlatformId } from "../../core/ids.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
 import type { TradingRuntime } from "../../services/trading.js";
-import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
+import {
+  acceptAnyBody,
+  HTTP_TIMEOUTS,
+  type HttpTimeouts,
+  logEachRequest,
+  parseJsonBody,
+  readGetBody,
+  serverOptions,
+} from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
 import { LEGACY_TITLES } from "./titles.js";
 
@@ -14,6 +22,8 @@ export interface LegacyDependencies {
   readonly logger: Logger;
   readonly commands: readonly LegacyCommand[];
   readonly sessions: KeySessions;
+  /** HTTP_TIMEOUTS unless given. */
+  readonly timeouts?: HttpTimeouts;
 }
 
 /**
@@ -23,7 +33,17 @@ export interface LegacyDependencies {
  * refusal is answered here, in one place, with its legacy title.
  */
 export async function buildLegacyServer(deps: LegacyDependencies): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(deps.logger.child({ server: "LEGACY" })));
+  const app = Fastify(
+    serverOptions(deps.logger.child({ server: "LEGACY" }), deps.timeouts ?? HTTP_TIMEOUTS, (_status, entry) =>
+      JSON.stringify({
+        ok: 0,
+        error: {
+          title: LEGACY_TITLES[entry.name === "RequestTimeout" ? "RequestTimeout" : "UnreadableRequest"],
+          message: entry.message ?? ERRORS[entry.name].message,
+        },
+      }),
+    ),
+  );
   acceptAnyBody(app);
   logEachRequest(app);
   const commands = new Map(deps.commands.map((c) => [c.name.toLowerCase(), c]));

@@ -14,7 +14,14 @@ import type { CursorCodec } from "../cursor.js";
 import { queryBinding } from "../cursor.js";
 import { compileInput } from "../input.js";
 import type { RateDecision, RateLimiter } from "../rate-limit.js";
-import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
+import {
+  acceptAnyBody,
+  HTTP_TIMEOUTS,
+  type HttpTimeouts,
+  logEachRequest,
+  parseJsonBody,
+  serverOptions,
+} from "../transport.js";
 import { failureBody, successBody, successPayload } from "./envelope.js";
 import { openApiDocument } from "./openapi.js";
 import { inputSource, type Operation, type OperationContext, pathOf, type V4Server } from "./operation.js";
@@ -29,6 +36,8 @@ export interface V4Dependencies {
   readonly operations: readonly Operation[];
   readonly sessions: KeySessions;
   readonly fillLoop: FillLoop;
+  /** HTTP_TIMEOUTS unless given. */
+  readonly timeouts?: HttpTimeouts;
 }
 
 declare module "fastify" {
@@ -47,7 +56,11 @@ export const operationsOf = (server: V4Server, operations: readonly Operation[],
   operations.filter((op) => op.servers.includes(server) && (sandbox || !op.sandbox));
 
 export async function buildV4Server(server: V4Server, deps: V4Dependencies): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(deps.logger.child({ server })));
+  const app = Fastify(
+    serverOptions(deps.logger.child({ server }), deps.timeouts ?? HTTP_TIMEOUTS, (status, entry) =>
+      JSON.stringify(failureBody(status, [entry])),
+    ),
+  );
   const exposed = operationsOf(server, deps.operations, deps.sandbox);
   app.decorateRequest("authentication", null);
   app.decorateRequest("presentedKey", "");
