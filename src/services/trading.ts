@@ -3,7 +3,6 @@ import { COMMISSION_PLANS } from "../core/commissions.js";
 import { type Decimal, decimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { TradingState } from "../core/orders/execution.js";
-import type { StrategyOfAccount } from "../engine/frame/account.js";
 import type { AccountOperation, TradeOptions, TradingFrame } from "../engine/frame/frame.js";
 import type { MarketData } from "../engine/market-data.js";
 import { marketViewAt } from "../engine/market-view.js";
