@@ -12,6 +12,7 @@ import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
 import { buildLegacyServer } from "./http/legacy/server.js";
 import { RateLimiter } from "./http/rate-limit.js";
+import type { HttpTimeouts } from "./http/transport.js";
 import type { V4Server } from "./http/v4/operation.js";
 import { buildV4Server } from "./http/v4/server.js";
 import { OPERATIONS } from "./http/v4/table.js";
@@ -40,6 +41,8 @@ export interface AppOptions {
   readonly marketFeed?: MarketFeed;
   /** How often the fill loop samples the market and checks due times (default 1000 ms; 0: only when driven). */
   readonly fillLoopTickMs?: number;
+  /** How long clients may take over requests and idle connections (HTTP_TIMEOUTS by default). */
+  readonly timeouts?: HttpTimeouts;
   /** Work on the migrated storage before the fill loop starts (demo data, whose history the loop must not race). */
   readonly prepare?: (runtime: Runtime & Pick<TradingRuntime, "frame">) => Promise<void>;
 }
@@ -88,6 +91,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sandbox: options.sandbox,
     logger,
     operations: OPERATIONS,
+    timeouts: options.timeouts,
   };
   const servers = {
     WL: await buildV4Server("WL", v4),
@@ -99,6 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       commands: LEGACY_COMMANDS,
       sessions,
       limiter: new RateLimiter(options.legacyRateLimit, options.systemNow),
+      timeouts: options.timeouts,
     }),
   };
   return {

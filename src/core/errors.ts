@@ -13,6 +13,7 @@ export const ERRORS = {
   MissingValue: { code: "1102", status: 400, message: "Missing value" },
   MalformedBody: { code: "1103", status: 400, message: "The request body is not valid JSON" },
   InvalidCursor: { code: "1104", status: 400, message: "The cursor is not valid for this query" },
+  RequestTimeout: { code: "1105", status: 408, message: "The request did not arrive in time" },
   InvalidSymbol: { code: "1121", status: 400, message: "Invalid symbol" },
   AlreadyExists: { code: "1201", status: 409, message: "Already exists" },
   WrongState: { code: "1202", status: 409, message: "The object is not in a state that allows this" },

@@ -22,7 +22,8 @@ export interface CompiledInput<T> {
   read(raw: unknown): { readonly ok: true; readonly value: T } | { readonly ok: false; readonly errors: ErrorEntry[] };
 }
 
-export function compileInput<T>(schema: TObject, source: InputSource): CompiledInput<T> {
+export function compileInput<T>(given: TObject, source: InputSource): CompiledInput<T> {
+  const schema = withTextRule(given) as TObject;
   const check: TypeCheck<TObject> = TypeCompiler.Compile(schema);
   return {
     read(raw) {
@@ -37,6 +38,37 @@ export function compileInput<T>(schema: TObject, source: InputSource): CompiledI
       return { ok: false, errors: describe(check.Errors(value)) };
     },
   };
+}
+
+/**
+ * Marks a string schema whose values may span lines (long descriptions): they
+ * may hold tabs and line breaks. An OpenAPI extension, so the documents say it.
+ */
+export const MULTILINE = "x-multiline";
+
+/**
+ * Control characters no string input takes: C0 (U+0000 to U+001F), DEL and C1
+ * (U+007F to U+009F). Names, symbols and tokens have no use for them, and
+ * PostgreSQL refuses NUL in text outright, so they are refused here, on every
+ * backend alike, naming the field. MULTILINE strings keep tab, LF and CR.
+ */
+const SINGLE_LINE = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$";
+const MULTI_LINE = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$";
+
+/** The schema with the control-character rule as the pattern of each free-text string (not formats, not codes). */
+function withTextRule(schema: TSchema): TSchema {
+  if (isObjectSchema(schema)) {
+    const properties = Object.fromEntries(
+      Object.entries(schema.properties).map(([name, property]) => [name, withTextRule(property as TSchema)]),
+    );
+    return { ...schema, properties };
+  }
+  if (schema.type === "array") return { ...schema, items: withTextRule(schema.items as TSchema) };
+  if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: (schema.anyOf as TSchema[]).map(withTextRule) };
+  if (schema.type === "string" && schema.format === undefined && schema.const === undefined) {
+    return { ...schema, pattern: schema[MULTILINE] === true ? MULTI_LINE : SINGLE_LINE };
+  }
+  return schema;
 }
 
 function normalize(schema: TSchema, value: unknown, source: InputSource): unknown {
@@ -141,8 +173,12 @@ function entryFor(error: ValueError, field: string): ErrorEntry {
         return `${label} must be at most ${schema.maxLength} characters`;
       case ValueErrorType.StringMinLength:
         return `${label} must be at least ${schema.minLength} characters`;
-      case ValueErrorType.StringFormat:
       case ValueErrorType.StringPattern:
+        if (schema.pattern === SINGLE_LINE) return `${label} must not contain control characters`;
+        if (schema.pattern === MULTI_LINE)
+          return `${label} must not contain control characters but tabs and line breaks`;
+        return `${label} is not in the expected format`;
+      case ValueErrorType.StringFormat:
         return `${label} is not in the expected format`;
       case ValueErrorType.IntegerMaximum:
       case ValueErrorType.NumberMaximum:

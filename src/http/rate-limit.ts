@@ -23,6 +23,7 @@ export class RateLimiter {
     private readonly nowMs: () => number,
   ) {}
 
+  /** Counts a request against the bucket. */
   consume(bucket: string): RateDecision {
     const now = this.nowMs();
     const windowMs = this.config.windowSeconds * 1000;
@@ -33,7 +34,19 @@ export class RateLimiter {
       this.#windows.set(bucket, window);
     }
     window.count += 1;
-    const allowed = window.count <= this.config.max;
+    return this.#decision(window.count <= this.config.max, window, now, windowMs);
+  }
+
+  /** What the bucket would answer a request now, without counting one (and without making a window for it). */
+  peek(bucket: string): RateDecision {
+    const now = this.nowMs();
+    const windowMs = this.config.windowSeconds * 1000;
+    const found = this.#windows.get(bucket);
+    const window = found && now - found.start < windowMs ? found : { start: now, count: 0 };
+    return this.#decision(window.count < this.config.max, window, now, windowMs);
+  }
+
+  #decision(allowed: boolean, window: { start: number; count: number }, now: number, windowMs: number): RateDecision {
     return {
       allowed,
       limit: this.config.max,

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Server } from "node:http";
+import { type Server, type ServerResponse, STATUS_CODES } from "node:http";
+import type { Socket } from "node:net";
 import {
   type FastifyBaseLogger,
   type FastifyHttpOptions,
@@ -8,13 +9,41 @@ import {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
+import type { ErrorEntry } from "../core/errors.js";
 
 /** Fastify settings and hooks shared by the v4 and legacy servers. */
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 const BODY_LIMIT = 1024 * 1024;
 
-export function serverOptions(logger: Logger): FastifyHttpOptions<Server, FastifyBaseLogger> {
+/** How long a client may take over each part of an exchange; every server of the process applies them. */
+export interface HttpTimeouts {
+  /** From the start of a request (or of the connection) to the end of its headers. */
+  readonly headersMs: number;
+  /** From the start of a request to the end of its body. */
+  readonly requestMs: number;
+  /** How long a kept-alive connection waits for its next request. */
+  readonly keepAliveMs: number;
+  /** A connection with no traffic either way for this long is closed (a client that stopped reading). */
+  readonly idleMs: number;
+}
+
+export const HTTP_TIMEOUTS: HttpTimeouts = {
+  headersMs: 10_000,
+  requestMs: 30_000,
+  // Above the 60 s idle timeout of common load balancers, so they close first and never reuse a closed one.
+  keepAliveMs: 72_000,
+  idleMs: 120_000,
+};
+
+/** A failure answered to a connection before or outside any request (a timeout, a request Node cannot parse), as body text. */
+export type ClientFailure = (status: number, entry: ErrorEntry) => string;
+
+export function serverOptions(
+  logger: Logger,
+  timeouts: HttpTimeouts,
+  clientFailure: ClientFailure,
+): FastifyHttpOptions<Server, FastifyBaseLogger> {
   return {
     loggerInstance: logger as FastifyBaseLogger,
     // One log line per request, written by logEachRequest below.
@@ -28,7 +57,49 @@ export function serverOptions(logger: Logger): FastifyHttpOptions<Server, Fastif
     // Idle keep-alive connections are closed at shutdown; in-flight requests finish.
     forceCloseConnections: "idle",
     return503OnClosing: true,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    connectionTimeout: timeouts.idleMs,
+    http: {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      // Node looks for late requests every so often (30 s by default): often enough that each waits about its timeout.
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(Math.min(timeouts.headersMs, timeouts.requestMs) / 10)),
+    },
+    clientErrorHandler: (error, socket) => answerClientError(logger, clientFailure, error, socket),
   };
+}
+
+/**
+ * What Node answers itself, before a request reaches Fastify or when it does not arrive in
+ * time, in the server's own error shape: 408 for a request not received within its timeout,
+ * 431 for a URL and headers over Node's 16 KiB, 400 for anything else it cannot parse. The
+ * connection closes after. Nothing is written once an answer has started.
+ */
+function answerClientError(
+  logger: Logger,
+  clientFailure: ClientFailure,
+  error: Error & { code?: string },
+  socket: Socket,
+): void {
+  if (error.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, entry]: [number, ErrorEntry] =
+    error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+      ? [408, { name: "RequestTimeout" }]
+      : error.code === "HPE_HEADER_OVERFLOW"
+        ? [431, { name: "InvalidValue", message: "The request's URL and headers are too large: 16 KiB at most" }]
+        : [400, { name: "InvalidValue", message: "The request could not be read as HTTP" }];
+  // The error's raw packet may hold the request's key: only its code is logged.
+  logger.info({ code: error.code, status }, "connection refused");
+  const answering = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
+  if (socket.writable && !answering?.headersSent) {
+    const body = clientFailure(status, entry);
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }
 
 /** Hooks in callback style, so they cost no promise per request. */

@@ -5,20 +5,18 @@ import type { TradeRecord } from "../core/trades.js";
 import { keyedReads } from "../store/keyed-reads.js";
 import { strategyRowsById } from "../store/strategy-rows.js";
 import { tradeOfRow } from "../store/trading-state.js";
-import { mayReadOrders, v4Reader } from "./order-access.js";
+import { maySeeStrategy, noStrategy } from "./order-access.js";
 import { dbOf, type RequestContext } from "./runtime.js";
 
 /**
  * A strategy's record: who may read it, and its closed trades priced with a
  * commission plan. A public strategy's record is open to every caller; a
- * private one's to those who may read its orders and trades (./order-access.ts).
+ * private one's to those who may read its orders and trades (./order-access.ts):
+ * to the others it does not exist (404).
  */
 export async function viewableStrategy(ctx: RequestContext, strategyId: number, field = "StrategyId") {
   const strategy = await keyedReads(ctx.storage, strategyRowsById).read(dbOf(ctx), strategyId);
-  if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${strategyId}` });
-  if (strategy.is_private === 1 && !(await mayReadOrders(ctx, strategy, v4Reader(ctx)))) {
-    throw refuse("Forbidden", { field, message: `Strategy ${strategyId} is private` });
-  }
+  if (!strategy || !(await maySeeStrategy(ctx, strategy))) throw noStrategy(strategyId, field);
   return strategy;
 }
 

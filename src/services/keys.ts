@@ -107,16 +107,22 @@ function judge(record: KeyRecord | null, nowMs: number): Authentication {
  * the CLI included, takes effect at once. Expiry is judged on the service
  * clock at each use. `connection` (any object standing for the connection the
  * key came on) spares hashing the same key again on each request of a client
- * that keeps its connection open.
+ * that keeps its connection open. `beforeRead` is called when the key must be
+ * read from storage, before it is: throwing there refuses the request without
+ * the read (the v4 servers' rate limit of addresses presenting wrong keys).
  */
 export function authenticate(
   runtime: Runtime,
   presented: string,
   connection?: object,
+  beforeRead?: () => void,
 ): Authentication | Promise<Authentication> {
   if (!isWellFormedKey(presented)) return MALFORMED;
   const keyHash = connection === undefined ? hashKey(presented) : hashOn(connection, presented);
-  const found = keyCacheOf<KeyRecord>(runtime.storage).find(keyHash, (hash) => loadKey(runtime, hash));
+  const found = keyCacheOf<KeyRecord>(runtime.storage).find(keyHash, (hash) => {
+    beforeRead?.();
+    return loadKey(runtime, hash);
+  });
   if (found instanceof Promise) return found.then((record) => judge(record, runtime.clock.nowMs()));
   return judge(found, runtime.clock.nowMs());
 }

@@ -1,9 +1,38 @@
+import { administers, type Caller, isServiceAdmin, type Membership, membership } from "../core/access.js";
+import { type Refusal, refuse } from "../core/errors.js";
 import type { PlatformId } from "../core/ids.js";
 import { STRATEGY_COLUMNS, type StrategyRow } from "../store/trading-state.js";
+import type { Tx } from "../store/transaction.js";
 import { reachesPerson } from "./legacy-access.js";
 import { dbOf, type RequestContext } from "./runtime.js";
 import { follows } from "./subscriptions.js";
-import { mayTrade } from "./trading.js";
+
+/** Who may trade a strategy and read its orders: its owner, the owner's site administrators, service admins. */
+export function mayTradeStrategy(
+  caller: Caller,
+  strategy: { readonly ownerPersonId: number; readonly owner: Membership },
+): boolean {
+  return strategy.ownerPersonId === caller.personId || isServiceAdmin(caller) || administers(caller, strategy.owner);
+}
+
+/** mayTradeStrategy for a strategy row read from storage (the owner's sites are read when it matters). */
+export async function mayTrade(tx: Tx, caller: Caller, strategy: StrategyRow): Promise<boolean> {
+  if (strategy.owner_person_id === caller.personId || isServiceAdmin(caller)) return true;
+  if (caller.role === "person") return false;
+  const owner = await tx
+    .selectFrom("persons as p")
+    .leftJoin("sites as s", "s.id", "p.white_label_site_id")
+    .select(["p.white_label_site_id", "p.geo_site_id", "s.geo_site_id as site_geo_id"])
+    .where("p.id", "=", strategy.owner_person_id)
+    .executeTakeFirst();
+  return (
+    owner !== undefined &&
+    mayTradeStrategy(caller, {
+      ownerPersonId: strategy.owner_person_id,
+      owner: membership(owner.white_label_site_id, owner.geo_site_id ?? owner.site_geo_id),
+    })
+  );
+}
 
 /**
  * Who may read a strategy's orders, positions and trades: one rule for the v4
@@ -38,4 +67,18 @@ export async function mayReadOrdersOf(ctx: RequestContext, strategyId: number, a
     .where("id", "=", strategyId)
     .executeTakeFirst();
   return strategy !== undefined && (await mayReadOrders(ctx, strategy, access));
+}
+
+/** The refusal of a strategy that does not exist: also what a caller gets for one it may not know of. */
+export const noStrategy = (strategyId: number, field = "StrategyId"): Refusal =>
+  refuse("NotFound", { field, message: `No strategy ${strategyId}` });
+
+/**
+ * Whether the caller may know that the strategy exists: a public one, or a
+ * private one whose orders it may read. A caller that may not is answered as
+ * if there were no such strategy (noStrategy), so that ids do not reveal
+ * private strategies; one that may see it but not do the thing gets 403.
+ */
+export async function maySeeStrategy(ctx: RequestContext, strategy: StrategyRow): Promise<boolean> {
+  return strategy.is_private !== 1 || (await mayReadOrders(ctx, strategy, v4Reader(ctx)));
 }

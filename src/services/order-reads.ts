@@ -7,15 +7,16 @@ import type { StoredPosition } from "../store/journal/batch.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import { type OrderRow, STRATEGY_COLUMNS } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
-import { mayReadOrders, mayReadOrdersOf, v4Reader } from "./order-access.js";
+import { mayReadOrders, mayReadOrdersOf, mayTradeStrategy, noStrategy, v4Reader } from "./order-access.js";
 import { dbOf, type RequestContext } from "./runtime.js";
-import { mayTradeStrategy, type TradingContext } from "./trading.js";
+import type { TradingContext } from "./trading.js";
 
 /**
  * Reading a strategy's orders and positions, by those who may read them
  * (./order-access.ts: who may trade the strategy, platform keys reaching it,
- * its subscribers); a strategy that does not exist is 404, one the caller
- * may not read is 403.
+ * its subscribers); a strategy that does not exist is 404, and so is a
+ * private one the caller may not read (its id reveals nothing); a public one
+ * whose orders the caller may not read is 403.
  */
 export type OrderView = OrderRow & { readonly strategy_name: string };
 /** An open position as committed, with its strategy's name. */
@@ -24,18 +25,19 @@ export interface OpenPosition {
   readonly strategyName: string;
 }
 
+/** The refusal of a strategy whose orders the caller may not read: a private one is not there for it. */
+const unreadable = (id: number, field: string, isPrivate: boolean) =>
+  isPrivate
+    ? noStrategy(id, field)
+    : refuse("Forbidden", { field, message: `Strategy ${id}'s orders and positions are not visible to this key` });
+
 async function readableStrategies(tx: Tx, ctx: RequestContext, ids: readonly number[], field: string) {
   const unique = [...new Set(ids)];
   const rows = await tx.selectFrom("strategies").select(STRATEGY_COLUMNS).where("id", "in", unique).execute();
   for (const id of unique) {
     const strategy = rows.find((row) => row.id === id);
-    if (!strategy) throw refuse("NotFound", { field, message: `No strategy ${id}` });
-    if (!(await mayReadOrders(ctx, strategy, v4Reader(ctx)))) {
-      throw refuse("Forbidden", {
-        field,
-        message: `Strategy ${id}'s orders and positions are not visible to this key`,
-      });
-    }
+    if (!strategy) throw noStrategy(id, field);
+    if (!(await mayReadOrders(ctx, strategy, v4Reader(ctx)))) throw unreadable(id, field, strategy.is_private === 1);
   }
   return rows;
 }
@@ -70,13 +72,10 @@ async function readableAccounts(
   const readable: CommittedAccount[] = [];
   for (const id of unique) {
     const account = accounts.get(id);
-    if (!account) throw refuse("NotFound", { field, message: `No strategy ${id}` });
+    if (!account) throw noStrategy(id, field);
     // Those who may trade it read it without a look at storage; the others by the whole rule.
     if (!mayTradeStrategy(ctx.caller, account.strategy) && !(await mayReadOrdersOf(ctx, id, v4Reader(ctx)))) {
-      throw refuse("Forbidden", {
-        field,
-        message: `Strategy ${id}'s orders and positions are not visible to this key`,
-      });
+      throw unreadable(id, field, account.strategy.isPrivate);
     }
     readable.push(account);
   }
@@ -134,12 +133,16 @@ export async function historicalOrders(
       .select("strategy_id")
       .where("id", "=", query.signalId)
       .executeTakeFirst();
-    if (!signal || (strategyId !== undefined && signal.strategy_id !== strategyId)) {
+    // A signal is an order: one of a strategy whose orders the caller may not read is not there for it.
+    if (
+      !signal ||
+      (strategyId !== undefined && signal.strategy_id !== strategyId) ||
+      !(await mayReadOrdersOf(ctx, signal.strategy_id, v4Reader(ctx)))
+    ) {
       throw refuse("NotFound", { field: "SignalId", message: `No signal ${query.signalId}` });
     }
     strategyId = signal.strategy_id;
-  }
-  await readableStrategies(tx, ctx, [strategyId as number], query.signalId !== undefined ? "SignalId" : "StrategyId");
+  } else await readableStrategies(tx, ctx, [strategyId as number], "StrategyId");
   let q = orderViews(tx).where("o.strategy_id", "=", strategyId as number);
   if (query.signalId !== undefined) q = q.where("o.id", "=", query.signalId);
   else q = q.where("o.status", "in", [...HISTORICAL]);

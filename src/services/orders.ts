@@ -359,10 +359,14 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
       });
     }
     const hasExits = [...state.book.values()].some((o) => o.parentId === oldId && o.state.status === "PendingNew");
-    if (hasExits && (input.profitTarget !== undefined || input.stopLoss !== undefined)) {
+    for (const [exit, given] of [
+      ["ProfitTarget", input.profitTarget],
+      ["StopLoss", input.stopLoss],
+    ] as const) {
+      if (!hasExits || given === undefined) continue;
       errors.push({
         name: "InvalidValue",
-        field: `${signalField}.${input.profitTarget !== undefined ? "ProfitTarget" : "StopLoss"}`,
+        field: `${signalField}.${exit}`,
         message: `Signal ${oldId}'s exits pass to the replacement: replace them by their own signal ids`,
       });
     }

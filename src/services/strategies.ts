@@ -4,7 +4,9 @@ import { fold } from "../core/search.js";
 import { checkStartingCapital, checkStrategyName, STRATEGY_LIMITS } from "../core/strategy.js";
 import type { DescriptionReview } from "../store/schema.js";
 import { insertStrategy, touchModelAccount } from "../store/strategy-rows.js";
+import { STRATEGY_COLUMNS } from "../store/trading-state.js";
 import { withTransaction } from "../store/transaction.js";
+import { maySeeStrategy, noStrategy } from "./order-access.js";
 import { memberOf, personsWithSites } from "./person-view.js";
 import type { RequestContext } from "./runtime.js";
 
@@ -86,13 +88,14 @@ export async function updateStrategy(
     }
   }
   if (errors.length > 0) throw new Refusal(errors);
-  return withTransaction(ctx, async ({ tx }) => {
+  return withTransaction(ctx, async (inTx) => {
+    const { tx } = inTx;
     const strategy = await tx
       .selectFrom("strategies")
-      .select(["id", "owner_person_id", "pending_short_description", "pending_long_description"])
+      .select(STRATEGY_COLUMNS)
       .where("id", "=", changes.strategyId)
       .executeTakeFirst();
-    if (!strategy) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${changes.strategyId}` });
+    if (!strategy || !(await maySeeStrategy(inTx, strategy))) throw noStrategy(changes.strategyId);
     if (strategy.owner_person_id !== ctx.caller.personId && !isServiceAdmin(ctx.caller)) {
       throw refuse("Forbidden", { field: "StrategyId", message: "Only the strategy's owner may change it" });
     }

@@ -1,15 +1,13 @@
-import { administers, type Caller, isServiceAdmin, type Membership, membership } from "../core/access.js";
 import { type AccountSummary, markPositions, summarize } from "../core/account.js";
 import { COMMISSION_PLANS } from "../core/commissions.js";
 import { type Decimal, decimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { TradingState } from "../core/orders/execution.js";
-import type { StrategyOfAccount } from "../engine/frame/account.js";
 import type { AccountOperation, TradeOptions, TradingFrame } from "../engine/frame/frame.js";
 import type { MarketData } from "../engine/market-data.js";
 import { marketViewAt } from "../engine/market-view.js";
-import { instrumentOf, type StrategyRow } from "../store/trading-state.js";
-import type { Tx } from "../store/transaction.js";
+import { instrumentOf } from "../store/trading-state.js";
+import { mayReadOrdersOf, mayTradeStrategy, noStrategy, v4Reader } from "./order-access.js";
 import type { RequestContext, Runtime } from "./runtime.js";
 
 /**
@@ -28,42 +26,6 @@ export interface TradingContext extends TradingRuntime, RequestContext {}
 /** Model accounts pay the Default commission plan. */
 export const MODEL_ACCOUNT_PLAN = COMMISSION_PLANS[0] as (typeof COMMISSION_PLANS)[number];
 
-/** Who may trade a strategy and read its orders: its owner, the owner's site administrators, service admins. */
-export function mayTradeStrategy(
-  caller: Caller,
-  strategy: { readonly ownerPersonId: number; readonly owner: Membership },
-): boolean {
-  return strategy.ownerPersonId === caller.personId || isServiceAdmin(caller) || administers(caller, strategy.owner);
-}
-
-/** mayTradeStrategy for a strategy row read from storage (the owner's sites are read when it matters). */
-export async function mayTrade(tx: Tx, caller: Caller, strategy: StrategyRow): Promise<boolean> {
-  if (strategy.owner_person_id === caller.personId || isServiceAdmin(caller)) return true;
-  if (caller.role === "person") return false;
-  const owner = await tx
-    .selectFrom("persons as p")
-    .leftJoin("sites as s", "s.id", "p.white_label_site_id")
-    .select(["p.white_label_site_id", "p.geo_site_id", "s.geo_site_id as site_geo_id"])
-    .where("p.id", "=", strategy.owner_person_id)
-    .executeTakeFirst();
-  return (
-    owner !== undefined &&
-    mayTradeStrategy(caller, {
-      ownerPersonId: strategy.owner_person_id,
-      owner: membership(owner.white_label_site_id, owner.geo_site_id ?? owner.site_geo_id),
-    })
-  );
-}
-
-const authorize = (caller: Caller, strategy: StrategyOfAccount) => {
-  if (!mayTradeStrategy(caller, strategy)) {
-    throw refuse("Forbidden", {
-      field: "StrategyId",
-      message: "Only the strategy's owner, the owner's site administrators and service admins may trade it",
-    });
-  }
-};
-
 export interface TradeStep<T> {
   readonly state: TradingState;
   readonly result: T;
@@ -72,7 +34,9 @@ export interface TradeStep<T> {
 /**
  * Runs one trading operation on a strategy's model account. The caller is
  * authorized first; without a caller (the fill loop, the schedulers) nothing
- * is. `step` changes the account's state synchronously; refusing throws.
+ * is. `step` changes the account's state synchronously; refusing throws. A
+ * caller who may not trade the strategy gets 403 when it may see it, and the
+ * 404 of a strategy that does not exist when it is private and hidden from it.
  */
 export function tradeOn<T>(
   ctx: TradingRuntime & Partial<Pick<RequestContext, "caller" | "actor" | "idempotency">>,
@@ -81,7 +45,8 @@ export function tradeOn<T>(
   options?: TradeOptions,
 ): Promise<T> {
   const { caller, actor } = ctx;
-  return ctx.frame.trade(
+  let refusedPrivate = false;
+  const trading = ctx.frame.trade(
     {
       clock: ctx.clock,
       market: ctx.market,
@@ -91,11 +56,25 @@ export function tradeOn<T>(
     },
     strategyId,
     (op) => {
-      if (caller) authorize(caller, op.account.strategy);
+      if (caller && !mayTradeStrategy(caller, op.account.strategy)) {
+        refusedPrivate = op.account.strategy.isPrivate;
+        throw refuse("Forbidden", {
+          field: "StrategyId",
+          message: "Only the strategy's owner, the owner's site administrators and service admins may trade it",
+        });
+      }
       return step(op);
     },
     options,
   );
+  if (!caller) return trading;
+  return trading.catch(async (error: unknown) => {
+    // Subscribers and platform keys may read a private strategy they may not trade: to them it exists.
+    if (refusedPrivate && !(await mayReadOrdersOf({ ...ctx, caller }, strategyId, v4Reader({ ...ctx, caller })))) {
+      throw noStrategy(strategyId);
+    }
+    throw error;
+  });
 }
 
 /**

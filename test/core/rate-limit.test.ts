@@ -23,3 +23,16 @@ test("finished windows are swept, so idle buckets do not pile up", () => {
   // A swept bucket starts a new window: its first request is admitted again.
   assert.equal(limiter.consume("ip:1").allowed, true);
 });
+
+test("peek answers what a request would get now, without counting it", () => {
+  let now = 0;
+  const limiter = new RateLimiter({ max: 2, windowSeconds: 10 }, () => now);
+  assert.deepEqual(limiter.peek("a"), { allowed: true, limit: 2, remaining: 2, resetSeconds: 10 });
+  limiter.consume("a");
+  limiter.consume("a");
+  now = 4_000;
+  assert.deepEqual(limiter.peek("a"), { allowed: false, limit: 2, remaining: 0, resetSeconds: 6 });
+  assert.deepEqual(limiter.peek("a"), { allowed: false, limit: 2, remaining: 0, resetSeconds: 6 });
+  now = 10_000;
+  assert.equal(limiter.peek("a").allowed, true, "a finished window is as good as none");
+});

@@ -253,21 +253,16 @@ test("entryPriceOf: the limit, the stop, or the side of the quote a market order
     "Signal.StopLoss",
   ]);
   assert.deepEqual(names(checkExitSides("sell", entry, d("99.99"), d("100.01"))), []);
-  assert.deepEqual(names(checkExitSides("sell", null, d("101"), d("100"))), ["Order.ProfitTarget"]);
+  assert.deepEqual(names(checkExitSides("sell", null, d("101"), d("100"))), ["Order.ProfitTarget", "Order.StopLoss"]);
 });
 
 test("without an entry price (a market order with no quote) the profit target and stop loss are ordered among themselves", () => {
+  const both = ["InvalidValue Order.ProfitTarget", "InvalidValue Order.StopLoss"];
   assert.deepEqual(errors(check({ side: "buy", profitTarget: "110", stopLoss: "90" })), []);
-  assert.deepEqual(errors(check({ side: "buy", profitTarget: "90", stopLoss: "110" })), [
-    "InvalidValue Order.ProfitTarget",
-  ]);
-  assert.deepEqual(errors(check({ side: "buy", profitTarget: "100", stopLoss: "100" })), [
-    "InvalidValue Order.ProfitTarget",
-  ]);
+  assert.deepEqual(errors(check({ side: "buy", profitTarget: "90", stopLoss: "110" })), both);
+  assert.deepEqual(errors(check({ side: "buy", profitTarget: "100", stopLoss: "100" })), both);
   assert.deepEqual(errors(check({ side: "sell", profitTarget: "90", stopLoss: "110" })), []);
-  assert.deepEqual(errors(check({ side: "sell", profitTarget: "110", stopLoss: "90" })), [
-    "InvalidValue Order.ProfitTarget",
-  ]);
+  assert.deepEqual(errors(check({ side: "sell", profitTarget: "110", stopLoss: "90" })), both);
   const failed = check({ side: "sell", profitTarget: "110", stopLoss: "90" });
   assert.ok(!failed.ok && /below its stop loss/.test(failed.errors[0]?.message ?? ""));
 });

@@ -7,6 +7,7 @@ import { type App, createApp, type ServerName } from "../../src/app.js";
 import type { RateLimitConfig } from "../../src/config.js";
 import type { Role } from "../../src/core/access.js";
 import type { MarketFeed } from "../../src/engine/market-data.js";
+import type { HttpTimeouts } from "../../src/http/transport.js";
 import { serviceLogger } from "../../src/log.js";
 import { keyCacheOf } from "../../src/services/key-cache.js";
 import { createKey } from "../../src/services/keys.js";
@@ -84,6 +85,8 @@ export interface TestServiceOptions {
   readonly marketFeed?: MarketFeed;
   /** The fill loop's timer; off by default, so scenarios drive it through SetQuote and the clock. */
   readonly fillLoopTickMs?: number;
+  /** The servers' HTTP timeouts (the service's defaults unless given). */
+  readonly timeouts?: HttpTimeouts;
 }
 
 export interface CallOptions {
@@ -138,6 +141,7 @@ async function serviceOn(
     bootstrapAdminKey: ADMIN_KEY,
     marketFeed: options.marketFeed,
     fillLoopTickMs: options.fillLoopTickMs ?? 0,
+    timeouts: options.timeouts,
   });
   return {
     app,

@@ -49,6 +49,18 @@ for (const backend of BACKENDS) {
       assert.equal(lower.status, 200);
     });
 
+    test("a bare key without the Bearer scheme is a malformed key, however valid the key", async () => {
+      for (const server of ["WL", "GEN", "GEO"] as const) {
+        const bare = await service.call(server, "GET", "/General/GetAccessKey", {
+          key: null,
+          headers: { authorization: population.keys.personA },
+        });
+        assert.equal(bare.status, 401);
+        assert.equal(errorOf(bare), "2014");
+        assert.equal(bare.text.includes(population.keys.personA), false);
+      }
+    });
+
     test("a new key works at once and a revoked one stops at once", async () => {
       const runtime = service.app.runtime;
       const key = await createKey(runtime, { personId: population.people.personB, comment: "rotation" });

@@ -121,7 +121,9 @@ for (const backend of BACKENDS) {
 
     test("a public strategy's record is open to every caller; a private one's only to those who may trade it", async () => {
       const hidden = await newStrategy(service, key);
-      assert.equal((await closedTrades(hidden, undefined, population.keys.personB)).status, 403);
+      const outsider = await closedTrades(hidden, undefined, population.keys.personB);
+      assert.equal(outsider.status, 404, "a private strategy is not there for those who may not read it");
+      assert.equal(outsider.json.ResponseStatus.Errors[0].Message, `No strategy ${hidden}`);
       assert.equal((await closedTrades(hidden, undefined, population.keys.wlAdminA)).status, 200);
       const made = await service.call("WL", "POST", "/Strategies/AddStrategy", {
         key: ADMIN_KEY,

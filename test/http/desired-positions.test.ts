@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, describe, test } from "node:test";
 import {
+  ADMIN_KEY,
   BACKENDS,
   type CallResult,
   type Population,
@@ -263,14 +264,18 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await held(strategyId), { DCL: 10 });
     });
 
-    test("another person's strategy is 403; an unknown one 404", async () => {
+    test("another person's public strategy is 403; their private one 404, as an unknown one", async () => {
       const strategyId = await newStrategy(service, key);
-      assertRefused(
-        await setDesiredPositions(service, population.keys.personB, strategyId, [want("DPX", 1)]),
-        403,
-        "1002",
-      );
+      const hidden = await setDesiredPositions(service, population.keys.personB, strategyId, [want("DPX", 1)]);
+      assertRefused(hidden, 404, "2013", "StrategyId");
+      assert.equal(hidden.json.ResponseStatus.Errors[0].Message, `No strategy ${strategyId}`);
       assertRefused(await setDesiredPositions(service, key, 987_654_321, [want("DPX", 1)]), 404, "2013");
+      const made = await service.call("WL", "POST", "/Strategies/AddStrategy", {
+        key: ADMIN_KEY,
+        body: { StrategyName: "Public Desired", StartingCapital: 10000, InitialSiteVisibility: true },
+      });
+      const shown = made.json.Results[0].StrategyId as number;
+      assertRefused(await setDesiredPositions(service, key, shown, [want("DPX", 1)]), 403, "1002");
     });
   });
 }

@@ -5,19 +5,21 @@ import fc from "fast-check";
 import type { FastifyInstance } from "fastify";
 import { anyCaller } from "../../src/core/access.js";
 import { defineOperation, pathOf, V4_SERVERS } from "../../src/http/v4/operation.js";
+import { Id, MultilineText } from "../../src/http/v4/schemas.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
 import { probeServer } from "../helpers/probe.js";
 import { ADMIN_KEY, BACKENDS, startTestService, type TestService } from "../helpers/service.js";
 
 /** One field of every input type, echoed back as the operation received it. */
 const EchoInput = Type.Object({
-  StrategyId: Type.Optional(Type.Integer({ minimum: 1 })),
+  StrategyId: Type.Optional(Id()),
   Price: Type.Optional(Type.Number()),
   IsAlive: Type.Optional(Type.Boolean()),
   Account: Type.Optional(Type.String({ maxLength: 10 })),
-  StrategyIds: Type.Optional(Type.Array(Type.Integer())),
+  StrategyIds: Type.Optional(Type.Array(Id())),
   Side: Type.Optional(Type.Union([Type.Literal("1"), Type.Literal("2")])),
-  Order: Type.Optional(Type.Object({ Quantity: Type.Number(), Symbol: Type.String() })),
+  Order: Type.Optional(Type.Object({ Quantity: Type.Number(), Symbol: Type.String(), ParentId: Type.Optional(Id()) })),
+  Description: Type.Optional(MultilineText({ maxLength: 100 })),
 });
 
 const echo = (method: "GET" | "POST", path: string) =>
@@ -144,6 +146,52 @@ for (const backend of BACKENDS) {
       assert.equal(r.status, 400);
       const fields = r.body.ResponseStatus.Errors.map((e: { FieldName: string }) => e.FieldName).sort();
       assert.deepEqual(fields, ["Order.Quantity", "Order.Symbol"]);
+    });
+
+    test("ids above 2^53 - 1 are refused naming the field, in queries, bodies, lists and nested objects", async () => {
+      const fieldsOf = (r: { body: { ResponseStatus: { Errors: { FieldName: string; Message: string }[] } } }) =>
+        r.body.ResponseStatus.Errors.map((e) => [e.FieldName, e.Message]);
+      const largest = await get("StrategyId=9007199254740991");
+      assert.deepEqual(largest.body.Results, [{ StrategyId: 9007199254740991 }]);
+      for (const id of ["9007199254740992", "9223372036854775807", "18446744073709551616"]) {
+        const r = await get(`StrategyId=${id}`);
+        assert.equal(r.status, 400, id);
+        assert.deepEqual(fieldsOf(r), [["StrategyId", "StrategyId must be at most 9007199254740991"]]);
+      }
+      const listed = await post(JSON.stringify({ StrategyIds: [1, 1e308] }));
+      assert.equal(listed.status, 400);
+      assert.deepEqual(fieldsOf(listed), [["StrategyIds[1]", "StrategyIds[1] must be at most 9007199254740991"]]);
+      const nested = await post(JSON.stringify({ Order: { Quantity: 1, Symbol: "A", ParentId: 2 ** 63 } }));
+      assert.equal(nested.status, 400);
+      assert.deepEqual(fieldsOf(nested), [["Order.ParentId", "Order.ParentId must be at most 9007199254740991"]]);
+    });
+
+    test("control characters are refused naming the field; descriptions keep tabs and line breaks", async () => {
+      const fieldOf = (r: { body: { ResponseStatus: { Errors: { FieldName: string }[] } } }) =>
+        r.body.ResponseStatus.Errors.map((e) => e.FieldName);
+      for (const text of ["a\u0000b", "a\nb", "\tx", "x\u001f", "x\u007f", "x\u0085"]) {
+        const r = await post(JSON.stringify({ Account: text }));
+        assert.equal(r.status, 400, JSON.stringify(text));
+        assert.deepEqual(fieldOf(r), ["Account"]);
+        assert.equal(r.body.ResponseStatus.Errors[0].Message, "Account must not contain control characters");
+      }
+      const query = await get("Account=a%00b");
+      assert.equal(query.status, 400);
+      assert.deepEqual(fieldOf(query), ["Account"]);
+      const nested = await post(JSON.stringify({ Order: { Quantity: 1, Symbol: "MS\u0000FT" } }));
+      assert.deepEqual(fieldOf(nested), ["Order.Symbol"]);
+      const unicode = await post(JSON.stringify({ Account: "Zürich 😀" }));
+      assert.deepEqual(unicode.body.Results, [{ Account: "Zürich 😀" }]);
+      const lines = "First line\r\n\tSecond line\n";
+      const described = await post(JSON.stringify({ Description: lines }));
+      assert.deepEqual(described.body.Results, [{ Description: lines }]);
+      const nul = await post(JSON.stringify({ Description: "a\u0000b" }));
+      assert.equal(nul.status, 400);
+      assert.deepEqual(fieldOf(nul), ["Description"]);
+      assert.equal(
+        nul.body.ResponseStatus.Errors[0].Message,
+        "Description must not contain control characters but tabs and line breaks",
+      );
     });
 
     test("a body that is not JSON, or not an object, is a 400 in the envelope", async () => {

@@ -211,6 +211,50 @@ for (const backend of BACKENDS) {
       assert.equal(await held(strategyId), 0);
     });
 
+    test("every refusal of a stop loss names Order.StopLoss, beside Order.ProfitTarget when both are at fault", async () => {
+      const strategyId = await newStrategy(service, key);
+      const fieldsOf = (r: { json: { ResponseStatus: { Errors: { FieldName: string }[] } } }) =>
+        r.json.ResponseStatus.Errors.map((e) => e.FieldName).sort();
+      const crossed = await newOrder(
+        service,
+        key,
+        stockOrder(strategyId, "SLNM", "buy", 10, { ProfitTarget: 50, StopLoss: 55 }),
+      );
+      assertRefused(crossed, 400, "1101");
+      assert.deepEqual(fieldsOf(crossed), ["Order.ProfitTarget", "Order.StopLoss"], "no quote: they cross each other");
+
+      await setQuote(service, "SLNM", 60, 60.02);
+      await placed(service, key, stockOrder(strategyId, "SLNM", "buy", 10));
+      const closingStop = await newOrder(service, key, stockOrder(strategyId, "SLNM", "sell", 10, { StopLoss: 61 }));
+      assertRefused(closingStop, 400, "1101");
+      assert.deepEqual(fieldsOf(closingStop), ["Order.StopLoss"]);
+      const closingBoth = await newOrder(
+        service,
+        key,
+        stockOrder(strategyId, "SLNM", "sell", 10, { ProfitTarget: 55, StopLoss: 61 }),
+      );
+      assert.deepEqual(fieldsOf(closingBoth), ["Order.ProfitTarget", "Order.StopLoss"]);
+
+      const bracket = await placed(
+        service,
+        key,
+        stockOrder(strategyId, "SLNM", "buy", 5, limit(59, { ProfitTarget: 65, StopLoss: 55 })),
+      );
+      const replacing = (extra: Record<string, unknown>) =>
+        replaceOrder(
+          service,
+          key,
+          stockOrder(strategyId, "SLNM", "buy", 5, limit(58, { CancelReplaceSignalId: bracket.SignalId, ...extra })),
+        );
+      const newStop = await replacing({ StopLoss: 54 });
+      assertRefused(newStop, 400, "1101");
+      assert.deepEqual(fieldsOf(newStop), ["Order.StopLoss"], "held exits pass to the replacement");
+      assert.deepEqual(fieldsOf(await replacing({ ProfitTarget: 64, StopLoss: 54 })), [
+        "Order.ProfitTarget",
+        "Order.StopLoss",
+      ]);
+    });
+
     test("SetDesiredPositions cancels a partly filled entry's working exits with every other live order", async () => {
       const strategyId = await newStrategy(service, key);
       await setQuote(service, "PXID", 99.95, 100, { askSize: 4 });

@@ -3,6 +3,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import {
   advanceClock,
   BACKENDS,
+  type CallResult,
   type Population,
   populate,
   setClock,
@@ -128,15 +129,28 @@ for (const backend of BACKENDS) {
       assert.deepEqual(filtered.json.Results, []);
     });
 
-    test("GetStrategyActiveOrders: a strategy that does not exist is 404, another person's is 403", async () => {
+    test("order reads: a strategy that does not exist is 404, so is another person's private one; a public one is 403", async () => {
       const mine = await newStrategy(service, key);
       const theirs = await newStrategy(service, population.keys.personB);
+      const messageOf = (r: CallResult) => r.json.ResponseStatus.Errors[0].Message;
       assertRefused(await active({ StrategyIds: `${mine},987654321` }), 404, "2013", "StrategyIds");
-      assertRefused(await active({ StrategyIds: `${mine},${theirs}` }), 403, "1002", "StrategyIds");
-      assertRefused(await openPositions({ StrategyIds: String(theirs) }), 403, "1002");
+      const hidden = await active({ StrategyIds: `${mine},${theirs}` });
+      assertRefused(hidden, 404, "2013", "StrategyIds");
+      assert.equal(messageOf(hidden), `No strategy ${theirs}`);
+      assertRefused(await openPositions({ StrategyIds: String(theirs) }), 404, "2013");
       assertRefused(await openPositions({ StrategyIds: "987654321" }), 404, "2013");
-      assertRefused(await history({ StrategyId: String(theirs) }), 403, "1002");
+      const hiddenHistory = await history({ StrategyId: String(theirs) });
+      assertRefused(hiddenHistory, 404, "2013", "StrategyId");
+      assert.equal(messageOf(hiddenHistory), `No strategy ${theirs}`);
       assertRefused(await history({ StrategyId: "987654321" }), 404, "2013");
+      const made = await service.call("WL", "POST", "/Strategies/AddStrategy", {
+        key: population.keys.admin,
+        body: { StrategyName: "Public Reads", StartingCapital: 10000, InitialSiteVisibility: true },
+      });
+      const shown = String(made.json.Results[0].StrategyId);
+      assertRefused(await active({ StrategyIds: shown }), 403, "1002", "StrategyIds");
+      assertRefused(await openPositions({ StrategyIds: shown }), 403, "1002", "StrategyIds");
+      assertRefused(await history({ StrategyId: shown }), 403, "1002", "StrategyId");
       const admin = await active({ StrategyIds: `${mine},${theirs}` }, population.keys.admin);
       assert.equal(admin.status, 200, admin.text);
     });
@@ -183,7 +197,9 @@ for (const backend of BACKENDS) {
       const ok = await history({ StrategyId: String(b), SignalId: String(inB.SignalId) });
       assert.deepEqual(ids(ok.json.Results), [inB.SignalId]);
       assertRefused(await history({ SignalId: "987654321" }), 404, "2013");
-      assertRefused(await history({ SignalId: String(inB.SignalId) }, population.keys.personB), 403, "1002");
+      const othersSignal = await history({ SignalId: String(inB.SignalId) }, population.keys.personB);
+      assertRefused(othersSignal, 404, "2013", "SignalId");
+      assert.equal(othersSignal.json.ResponseStatus.Errors[0].Message, `No signal ${inB.SignalId}`);
     });
 
     test("GetStrategyHistoricalOrders: StartDate and EndDate bound PostedDate; pages follow next_cursor", async () => {

@@ -37,15 +37,22 @@ const only =
 const administratorsOfA = only("admin", "wlAdminA", "geoAdmin");
 const administratorsOfB = only("admin", "wlAdminB");
 /** Who may trade person A's strategy and read its orders: A and A's administrators. */
-const tradersOfA = only("admin", "wlAdminA", "geoAdmin", "personA");
-/** The same callers get this status (404 for a signal that does not exist); the others 403. */
-const tradersOfAGet = (status: number) => (who: PopulationRole) => {
-  const expected = tradersOfA(who);
+const TRADERS_OF_A: readonly PopulationRole[] = ["admin", "wlAdminA", "geoAdmin", "personA"];
+/** A's public strategy: its traders succeed, every other valid key may see it but gets 403. */
+const tradersOfA = only(...TRADERS_OF_A);
+/**
+ * A's private strategy: its traders succeed; to every other valid key it does
+ * not exist (404, as for an id that names none), so ids reveal nothing.
+ */
+const tradersOfPrivateA = (who: PopulationRole) => (who === "expired" ? 401 : TRADERS_OF_A.includes(who) ? 200 : 404);
+/** A's private strategy, where its traders get this status too (404 for a signal that does not exist). */
+const tradersOfPrivateAGet = (status: number) => (who: PopulationRole) => {
+  const expected = tradersOfPrivateA(who);
   return expected === 200 ? status : expected;
 };
-const orderOfA = (extra: Record<string, unknown> = {}) => ({
+const orderOf = (strategyId: () => number, extra: Record<string, unknown> = {}) => ({
   Order: {
-    StrategyId: strategyOfA,
+    StrategyId: strategyId(),
     OrderType: "2",
     Side: "1",
     TIF: "1",
@@ -57,8 +64,11 @@ const orderOfA = (extra: Record<string, unknown> = {}) => ({
 });
 
 let signups = 0;
-/** A strategy of person A's, made before the matrix runs. */
+/** A private strategy of person A's, made before the matrix runs. */
 let strategyOfA = 0;
+/** A public strategy of person A's, made by A's site administrator before the matrix runs. */
+let publicStrategyOfA = 0;
+const orderOfA = (extra: Record<string, unknown> = {}) => orderOf(() => strategyOfA, extra);
 const newCustomer = (extra: Record<string, unknown> = {}) => {
   signups += 1;
   return {
@@ -250,8 +260,18 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ],
   UpdateStrategy: [
     {
-      name: "person A's strategy",
+      name: "person A's private strategy",
       request: () => ({ body: { StrategyId: strategyOfA, Name: "Matrix Renamed" } }),
+      expect: (who, server) => {
+        if (who === "expired") return 401;
+        if (server !== "GEN") return 501;
+        if (who === "admin" || who === "personA") return 200;
+        return TRADERS_OF_A.includes(who) ? 403 : 404;
+      },
+    },
+    {
+      name: "person A's public strategy",
+      request: () => ({ body: { StrategyId: publicStrategyOfA, Name: "Matrix Public Renamed" } }),
       expect: (who, server) =>
         who === "expired" ? 401 : server !== "GEN" ? 501 : who === "admin" || who === "personA" ? 200 : 403,
     },
@@ -273,43 +293,70 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ],
   AdvanceClock: [{ name: "no move", request: () => ({ body: { Seconds: 0 } }), expect: adminsOnly }],
   NewStrategyOrder: [
-    { name: "a limit buy on A's strategy", request: () => ({ body: orderOfA() }), expect: tradersOfA },
+    { name: "a limit buy on A's private strategy", request: () => ({ body: orderOfA() }), expect: tradersOfPrivateA },
+    {
+      name: "a limit buy on A's public strategy",
+      request: () => ({ body: orderOf(() => publicStrategyOfA) }),
+      expect: tradersOfA,
+    },
   ],
   ReplaceStrategyOrder: [
     {
       name: "a signal that does not exist",
       request: () => ({ body: orderOfA({ CancelReplaceSignalId: 999_999 }) }),
-      expect: tradersOfAGet(404),
+      expect: tradersOfPrivateAGet(404),
     },
   ],
   CancelStrategyOrder: [
     {
       name: "a signal that does not exist",
       request: () => ({ query: { StrategyId: String(strategyOfA), SignalId: "999999" } }),
-      expect: tradersOfAGet(404),
+      expect: tradersOfPrivateAGet(404),
     },
   ],
   GetStrategyActiveOrders: [
-    { name: "A's strategy", request: () => ({ query: { StrategyIds: String(strategyOfA) } }), expect: tradersOfA },
+    {
+      name: "A's private strategy",
+      request: () => ({ query: { StrategyIds: String(strategyOfA) } }),
+      expect: tradersOfPrivateA,
+    },
+    {
+      name: "A's public strategy",
+      request: () => ({ query: { StrategyIds: String(publicStrategyOfA) } }),
+      expect: tradersOfA,
+    },
   ],
   GetStrategyHistoricalOrders: [
-    { name: "A's strategy", request: () => ({ query: { StrategyId: String(strategyOfA) } }), expect: tradersOfA },
+    {
+      name: "A's private strategy",
+      request: () => ({ query: { StrategyId: String(strategyOfA) } }),
+      expect: tradersOfPrivateA,
+    },
   ],
   GetStrategyOpenPositions: [
-    { name: "A's strategy", request: () => ({ query: { StrategyIds: String(strategyOfA) } }), expect: tradersOfA },
+    {
+      name: "A's private strategy",
+      request: () => ({ query: { StrategyIds: String(strategyOfA) } }),
+      expect: tradersOfPrivateA,
+    },
   ],
   GetStrategyHistoricalClosedTrades: [
     {
       name: "A's private strategy",
       request: () => ({ query: { StrategyId: String(strategyOfA), CommissionPlan: "Default" } }),
-      expect: tradersOfA,
+      expect: tradersOfPrivateA,
     },
   ],
   GetStrategyDetails: [
     {
       name: "A's private strategy",
       request: () => ({ query: { StrategyId: String(strategyOfA) } }),
-      expect: tradersOfA,
+      expect: tradersOfPrivateA,
+    },
+    {
+      name: "A's public strategy",
+      request: () => ({ query: { StrategyId: String(publicStrategyOfA) } }),
+      expect: everyoneWithAValidKey,
     },
   ],
   SearchStrategies: [{ name: "everything visible", request: () => ({}), expect: everyoneWithAValidKey }],
@@ -321,20 +368,25 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     {
       name: "A's private strategy",
       request: () => ({ query: { StrategyId: String(strategyOfA) } }),
-      expect: tradersOfA,
+      expect: tradersOfPrivateA,
     },
   ],
   GetStrategyHistoricalDailyEquity: [
     {
       name: "A's private strategy",
       request: () => ({ query: { StrategyId: String(strategyOfA) } }),
-      expect: tradersOfA,
+      expect: tradersOfPrivateA,
     },
   ],
   SetDesiredPositions: [
     {
-      name: "flat",
+      name: "flat on A's private strategy",
       request: () => ({ body: { StrategyId: strategyOfA, Positions: [] } }),
+      expect: tradersOfPrivateA,
+    },
+    {
+      name: "flat on A's public strategy",
+      request: () => ({ body: { StrategyId: publicStrategyOfA, Positions: [] } }),
       expect: tradersOfA,
     },
   ],
@@ -363,6 +415,16 @@ for (const backend of BACKENDS) {
         body: { StrategyName: "Person A Strategy", StartingCapital: 10000 },
       });
       strategyOfA = made.json.Results[0].StrategyId;
+      const shown = await service.call("WL", "POST", "/Strategies/AddStrategy", {
+        key: population.keys.wlAdminA,
+        body: {
+          StrategyName: "Person A Public",
+          StartingCapital: 10000,
+          StrategyOwnerPersonId: population.people.personA,
+          InitialSiteVisibility: true,
+        },
+      });
+      publicStrategyOfA = shown.json.Results[0].StrategyId;
     });
     after(() => service.close());
 

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { BACKENDS, type Population, populate, startTestService, type TestService } from "../helpers/service.js";
 
@@ -73,6 +74,39 @@ for (const backend of BACKENDS) {
       const unknownOperation = await service.call("GEO", "GET", "/General/Nothing", { key: population.keys.geoAdmin });
       assert.equal(unknownOperation.status, 404);
       assert.equal(unknownOperation.headers["x-limit-limit"], "3");
+    });
+
+    test("a flood of made-up keys is throttled per address before any storage read; a known key keeps its own budget", async () => {
+      machineTime += 120_000;
+      const madeUp = () => `made-up-key-${randomBytes(16).toString("hex")}`;
+      for (let i = 0; i < 3; i++) {
+        const r = await service.call("WL", "GET", "/General/GetAccessKey", { key: madeUp() });
+        assert.equal(r.status, 401);
+        assert.equal(r.json.ResponseStatus.Errors[0].ErrorCode, "2015");
+      }
+      const db = service.storage.db;
+      const executeQuery = db.executeQuery;
+      let reads = 0;
+      db.executeQuery = ((query) => {
+        reads += 1;
+        return executeQuery.call(db, query);
+      }) as typeof db.executeQuery;
+      try {
+        for (let i = 0; i < 5; i++) {
+          const r = await service.call("WL", "GET", "/General/GetAccessKey", { key: madeUp() });
+          assert.equal(r.status, 429);
+          assert.equal(r.headers["x-limit-type"], "ip");
+          assert.equal(r.headers["retry-after"], "60");
+          assert.equal(r.json.ResponseStatus.Errors[0].ErrorCode, "1003");
+        }
+        assert.equal(reads, 0, "no key was read from storage for the throttled requests");
+      } finally {
+        db.executeQuery = executeQuery;
+      }
+      const known = await service.call("WL", "GET", "/General/GetAccessKey", { key: population.keys.personA });
+      assert.equal(known.status, 200);
+      assert.equal(known.headers["x-limit-type"], "key");
+      assert.equal(known.headers["x-limit-remaining"], "2");
     });
   });
 }

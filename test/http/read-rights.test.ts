@@ -56,6 +56,7 @@ for (const backend of BACKENDS) {
       retrieveSignalsAll: 1,
       requestAllTrades_overview: 1,
     };
+    /** A public strategy's reads by a key that may not read its orders: v4 says 403. */
     const unreadable = {
       activeOrders: 403,
       openPositions: 403,
@@ -64,6 +65,8 @@ for (const backend of BACKENDS) {
       retrieveSignalsAll: 0,
       requestAllTrades_overview: 0,
     };
+    /** A private strategy's reads by such a key: to v4 it is not there (404). */
+    const hidden = { ...unreadable, activeOrders: 404, openPositions: 404, historicalOrders: 404 };
 
     /** A strategy of person A with a resting order and an open position. */
     async function tradedStrategy(isPublic: boolean) {
@@ -161,11 +164,11 @@ for (const backend of BACKENDS) {
           key: member.world,
           query: { StrategyId: String(systemid) },
         });
-      assertRefused(await closed(), 403, "1002");
+      assertRefused(await closed(), 404, "2013");
       assertRefused(
         await v4("GetStrategyHistoricalDailyEquity", { StrategyId: String(systemid) }, member.world),
-        403,
-        "1002",
+        404,
+        "2013",
       );
       assert.equal((await v3("retrieveSystemEquity", { systemid }, member.world)).ok, 0);
 
@@ -182,6 +185,8 @@ for (const backend of BACKENDS) {
       assert.equal(daily.status, 200, daily.text);
       assert.equal((await v3("retrieveSystemEquity", { systemid }, member.world)).ok, 1);
       assert.deepEqual(await reads(systemid, member.world), readable);
+      // Now that it sees the strategy, trading it is refused as not allowed, no longer as absent.
+      assertRefused(await newOrder(service, member.world, stockOrder(systemid, "RRX", "buy", 1)), 403, "1002");
     });
 
     test("a platform key reads on v4 what it reaches in Private Platform context; trading stays with those who may trade", async () => {
@@ -206,7 +211,8 @@ for (const backend of BACKENDS) {
       const inWorld = await v3("retrieveSignalsWorking", { systemid }, member.platform);
       assert.deepEqual([inWorld.ok, inWorld.error?.title], [0, "Unable to access this systemid"]);
       // The same person's key without the platform reaches nothing of person A's.
-      assert.deepEqual(await reads(systemid, member.world), unreadable);
+      assert.deepEqual(await reads(systemid, member.world), hidden);
+      assertRefused(await newOrder(service, member.world, stockOrder(systemid, "RRX", "buy", 1)), 404, "2013");
       // v4 trading is for those who may trade the strategy, whatever the key reads.
       assertRefused(await newOrder(service, member.platform, stockOrder(systemid, "RRX", "buy", 1)), 403, "1002");
     });
@@ -215,7 +221,7 @@ for (const backend of BACKENDS) {
       const { systemid } = await tradedStrategy(false);
       assert.deepEqual(await reads(systemid, population.keys.wlAdminA), readable);
       assert.deepEqual(await reads(systemid, population.keys.geoAdmin), readable, "site A lies in the geo-site");
-      assert.deepEqual(await reads(systemid, population.keys.wlAdminB), unreadable);
+      assert.deepEqual(await reads(systemid, population.keys.wlAdminB), hidden);
       const trades = await v3("requestTradesOpen", { systemid }, population.keys.wlAdminA);
       assert.equal(trades.ok, 1, JSON.stringify(trades));
       assert.equal(trades.response.length, 1);

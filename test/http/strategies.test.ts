@@ -173,9 +173,13 @@ for (const backend of BACKENDS) {
         .Results[0].StrategyId;
       const update = (key: string, body: Record<string, unknown>, server: "WL" | "GEN" | "GEO" = "GEN") =>
         service.call(server, "PUT", "/Strategies/UpdateStrategy", { key, body: { StrategyId: id, ...body } });
-      for (const who of ["personB", "wlAdminA", "geoAdmin"] as const) {
+      // A's administrators see the private strategy (403); to person B it is not there (404, as for no strategy).
+      for (const who of ["wlAdminA", "geoAdmin"] as const) {
         assert.equal((await update(population.keys[who], { Name: "Taken Over" })).status, 403, who);
       }
+      const outsider = await update(population.keys.personB, { Name: "Taken Over" });
+      assert.equal(outsider.status, 404);
+      assert.equal(outsider.json.ResponseStatus.Errors[0].Message, `No strategy ${id}`);
       assert.equal((await update(population.keys.admin, { Name: "Renamed By Admin" })).status, 200);
       assert.equal((await row(id)).name, "Renamed By Admin");
       const limits = await update(population.keys.personA, {

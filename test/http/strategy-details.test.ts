@@ -75,7 +75,16 @@ for (const backend of BACKENDS) {
 
     test("private strategies are shown only to those who may trade them; public ones to everyone; on GEO too", async () => {
       const hidden = await newStrategy(service, key, 10_000, "Hidden Record");
-      assert.equal((await details(hidden, population.keys.personB)).status, 403);
+      const outsider = await details(hidden, population.keys.personB);
+      const none = await details(987_654_321, population.keys.personB);
+      assert.deepEqual([outsider.status, none.status], [404, 404], "a private strategy is not there for others");
+      assert.deepEqual(
+        outsider.json.ResponseStatus.Errors,
+        none.json.ResponseStatus.Errors.map((e: { Message: string }) => ({
+          ...e,
+          Message: e.Message.replace("987654321", String(hidden)),
+        })),
+      );
       const made = await service.call("WL", "POST", "/Strategies/AddStrategy", {
         key: ADMIN_KEY,
         body: { StrategyName: "Open Record", StartingCapital: 10000, InitialSiteVisibility: true },

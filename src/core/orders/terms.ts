@@ -159,10 +159,8 @@ export function checkOrder(request: OrderRequest, held: Decimal, nowMs: number, 
     }
   }
   if ((profitTarget !== null || stopLoss !== null) && openClose === "close") {
-    invalid(
-      profitTarget !== null ? "ProfitTarget" : "StopLoss",
-      "Only opening orders take a profit target or stop loss",
-    );
+    if (profitTarget !== null) invalid("ProfitTarget", "Only opening orders take a profit target");
+    if (stopLoss !== null) invalid("StopLoss", "Only opening orders take a stop loss");
   } else {
     const entry = entryPriceOf({ type: request.type, side: request.side, limit, stop }, request.quote ?? null);
     errors.push(...checkExitSides(request.side, entry, profitTarget, stopLoss, field));
@@ -226,7 +224,7 @@ export function entryPriceOf(
  * entry's price on the profitable side, the stop loss strictly beyond it on
  * the losing side (an exit at or through the entry's price would fill as soon
  * as the entry does), and the target beyond the stop when the entry's price
- * is not known. Each error names the exit at fault.
+ * is not known. Each error names the exit at fault (both, when they are on the wrong sides of each other).
  */
 export function checkExitSides(
   side: Side,
@@ -250,6 +248,7 @@ export function checkExitSides(
   }
   if (errors.length === 0 && profitTarget !== null && stopLoss !== null && !beyond(profitTarget, stopLoss)) {
     invalid("ProfitTarget", `The profit target of a ${side} entry must be ${up} its stop loss`);
+    invalid("StopLoss", `The stop loss of a ${side} entry must be ${down} its profit target`);
   }
   return errors;
 }

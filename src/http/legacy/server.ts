@@ -1,13 +1,21 @@
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from "fastify";
 import type { Logger } from "pino";
-import { Refusal } from "../../core/errors.js";
+import { ERRORS, Refusal } from "../../core/errors.js";
 import { asPlatformId } from "../../core/ids.js";
 import { isWellFormedKey } from "../../core/keys.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
 import type { TradingRuntime } from "../../services/trading.js";
 import type { RateLimiter } from "../rate-limit.js";
-import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
+import {
+  acceptAnyBody,
+  HTTP_TIMEOUTS,
+  type HttpTimeouts,
+  logEachRequest,
+  parseJsonBody,
+  readGetBody,
+  serverOptions,
+} from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
 import { legacyInput } from "./input.js";
 import { LEGACY_TITLES, type LegacyFailureName } from "./titles.js";
@@ -19,6 +27,8 @@ export interface LegacyDependencies {
   readonly sessions: KeySessions;
   /** The legacy server's own budget (LEGACY_RATE_LIMIT_MAX), counted per presented key. */
   readonly limiter: RateLimiter;
+  /** HTTP_TIMEOUTS unless given. */
+  readonly timeouts?: HttpTimeouts;
 }
 
 /**
@@ -29,7 +39,17 @@ export interface LegacyDependencies {
  * here, in one place, with its legacy title.
  */
 export async function buildLegacyServer(deps: LegacyDependencies): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(deps.logger.child({ server: "LEGACY" })));
+  const app = Fastify(
+    serverOptions(deps.logger.child({ server: "LEGACY" }), deps.timeouts ?? HTTP_TIMEOUTS, (_status, entry) =>
+      JSON.stringify({
+        ok: 0,
+        error: {
+          title: LEGACY_TITLES[entry.name === "RequestTimeout" ? "RequestTimeout" : "UnreadableRequest"],
+          message: entry.message ?? ERRORS[entry.name].message,
+        },
+      }),
+    ),
+  );
   acceptAnyBody(app);
   logEachRequest(app);
   const commands = new Map(

@@ -22,6 +22,7 @@ export const LEGACY_TITLES = {
   MissingValue: "Invalid value",
   MalformedBody: "Malformed request",
   InvalidCursor: "Invalid request",
+  RequestTimeout: "Request timeout",
   InvalidSymbol: "Invalid symbol",
   AlreadyExists: "Id already used",
   WrongState: "Refused",

@@ -13,8 +13,15 @@ import { MAX_PAGE_SIZE, type PageRequest } from "../../store/page.js";
 import type { CursorCodec } from "../cursor.js";
 import { queryBinding } from "../cursor.js";
 import { compileInput } from "../input.js";
-import type { RateLimiter } from "../rate-limit.js";
-import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
+import type { RateDecision, RateLimiter } from "../rate-limit.js";
+import {
+  acceptAnyBody,
+  HTTP_TIMEOUTS,
+  type HttpTimeouts,
+  logEachRequest,
+  parseJsonBody,
+  serverOptions,
+} from "../transport.js";
 import { failureBody, successBody, successPayload } from "./envelope.js";
 import { answerOnce, idempotencyKeyOf, REPLAYED_HEADER } from "./idempotency.js";
 import { openApiDocument } from "./openapi.js";
@@ -30,6 +37,8 @@ export interface V4Dependencies {
   readonly operations: readonly Operation[];
   readonly sessions: KeySessions;
   readonly fillLoop: FillLoop;
+  /** HTTP_TIMEOUTS unless given. */
+  readonly timeouts?: HttpTimeouts;
 }
 
 declare module "fastify" {
@@ -48,7 +57,11 @@ export const operationsOf = (server: V4Server, operations: readonly Operation[],
   operations.filter((op) => op.servers.includes(server) && (sandbox || !op.sandbox));
 
 export async function buildV4Server(server: V4Server, deps: V4Dependencies): Promise<FastifyInstance> {
-  const app = Fastify(serverOptions(deps.logger.child({ server })));
+  const app = Fastify(
+    serverOptions(deps.logger.child({ server }), deps.timeouts ?? HTTP_TIMEOUTS, (status, entry) =>
+      JSON.stringify(failureBody(status, [entry])),
+    ),
+  );
   const exposed = operationsOf(server, deps.operations, deps.sandbox);
   app.decorateRequest("authentication", null);
   app.decorateRequest("presentedKey", "");
@@ -61,37 +74,44 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
     else done();
   });
 
-  /** Who calls, their key's session and their rate limit; a promise only when one of them must wait. */
+  /**
+   * Who calls, their rate limit and their key's session; a promise only when one of them must wait.
+   * No storage is read for a request over its limit: a key this process holds in memory is judged
+   * there and counts against its own budget; one that must be read from storage is read only while
+   * the address has budget left for keys that fail (so a flood of made-up keys stops at the limit).
+   */
   function admit(request: FastifyRequest, reply: FastifyReply): Promise<void> | undefined {
     const presented = bearerKey(request);
     if (presented === undefined) return limitRate(request, reply);
     request.presentedKey = presented;
-    const found = authenticate(deps.runtime, presented, request.raw.socket);
+    const found = authenticate(deps.runtime, presented, request.raw.socket, () => mayReadKey(request, reply));
     if (found instanceof Promise) return found.then((authentication) => identified(request, reply, authentication));
     return identified(request, reply, found);
   }
 
+  /** Refuses reading a key from storage for an address out of budget for failing keys. */
+  function mayReadKey(request: FastifyRequest, reply: FastifyReply): void {
+    const decision = deps.limiter.peek(failedKeysOf(request));
+    if (decision.allowed) return;
+    showLimit(reply, "ip", decision);
+    throw limited(reply, decision);
+  }
+
   function identified(request: FastifyRequest, reply: FastifyReply, authentication: Authentication) {
     request.authentication = authentication;
-    const session = authentication.ok
-      ? deps.sessions.noteUse(deps.runtime, authentication.principal, server, request.ip)
-      : undefined;
-    if (session) return session.then(() => limitRate(request, reply));
-    return limitRate(request, reply);
+    if (!authentication.ok) deps.limiter.consume(failedKeysOf(request));
+    limitRate(request, reply);
+    if (reply.sent || !authentication.ok) return undefined;
+    return deps.sessions.noteUse(deps.runtime, authentication.principal, server, request.ip);
   }
 
   /** Counts the request; over the limit it is answered here (the hooks after it see the reply sent). */
   function limitRate(request: FastifyRequest, reply: FastifyReply): undefined {
     const principal = request.authentication?.ok ? request.authentication.principal : null;
+    const type = principal ? "key" : "ip";
     const decision = deps.limiter.consume(principal ? `key:${principal.keyId}` : `ip:${request.ip}`);
-    reply.header("X-Limit-Limit", decision.limit);
-    reply.header("X-Limit-Type", principal ? "key" : "ip");
-    reply.header("X-Limit-Remaining", decision.remaining);
-    reply.header("X-Limit-Reset", decision.resetSeconds);
-    if (!decision.allowed) {
-      reply.header("Retry-After", decision.resetSeconds);
-      sendFailure(reply, refuse("RateLimited", { meta: { RetryAfterSeconds: decision.resetSeconds } }));
-    }
+    showLimit(reply, type, decision);
+    if (!decision.allowed) sendFailure(reply, limited(reply, decision));
     return undefined;
   }
 
@@ -259,8 +279,24 @@ function bearerKey(request: FastifyRequest): string | undefined {
   const header = request.headers.authorization;
   if (header === undefined) return undefined;
   const match = /^\s*bearer\s+(.*?)\s*$/i.exec(header);
-  // A header in another scheme is presented as is, and fails as a malformed key.
-  return match ? (match[1] ?? "") : header.trim();
+  // A header in another scheme, a bare key among them, presents no key: it fails as a malformed one.
+  return match ? (match[1] ?? "") : "";
+}
+
+/** The bucket counting an address's requests whose key failed (unknown, expired, revoked or malformed). */
+const failedKeysOf = (request: FastifyRequest) => `failed-key:${request.ip}`;
+
+function showLimit(reply: FastifyReply, type: "key" | "ip", decision: RateDecision): void {
+  reply.header("X-Limit-Limit", decision.limit);
+  reply.header("X-Limit-Type", type);
+  reply.header("X-Limit-Remaining", decision.remaining);
+  reply.header("X-Limit-Reset", decision.resetSeconds);
+}
+
+/** The refusal of a request over its limit, saying when to come back. */
+function limited(reply: FastifyReply, decision: RateDecision): Refusal {
+  reply.header("Retry-After", decision.resetSeconds);
+  return refuse("RateLimited", { meta: { RetryAfterSeconds: decision.resetSeconds } });
 }
 
 function sendFailure(reply: FastifyReply, refusal: Refusal): FastifyReply {

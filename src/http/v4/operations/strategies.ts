@@ -4,7 +4,7 @@ import { STRATEGY_LIMITS } from "../../../core/strategy.js";
 import { addStrategy, reviewStrategyDescriptions, updateStrategy } from "../../../services/strategies.js";
 import { defineOperation } from "../operation.js";
 import { StrategyIdRecord, StrategyReviewRecord } from "../records.js";
-import { Id } from "../schemas.js";
+import { Id, MultilineText } from "../schemas.js";
 
 const AddStrategyInput = Type.Object({
   StrategyName: Type.String({ maxLength: 200, description: "3 to 40 letters, digits, spaces, apostrophes, # or /" }),
@@ -54,8 +54,8 @@ export const strategyOperations = [
     input: Type.Object({
       StrategyId: Id(),
       Name: Type.Optional(Type.String({ maxLength: 200 })),
-      ShortDescription: Type.Optional(Type.String({ maxLength: STRATEGY_LIMITS.shortDescription })),
-      LongDescription: Type.Optional(Type.String({ maxLength: STRATEGY_LIMITS.longDescription })),
+      ShortDescription: Type.Optional(MultilineText({ maxLength: STRATEGY_LIMITS.shortDescription })),
+      LongDescription: Type.Optional(MultilineText({ maxLength: STRATEGY_LIMITS.longDescription })),
     }),
     inputOn: { GEO: Type.Object({ StrategyId: Id() }) },
     result: StrategyIdRecord,
@@ -82,7 +82,7 @@ export const strategyOperations = [
     input: Type.Object({
       StrategyId: Id(),
       Approve: Type.Boolean(),
-      Note: Type.Optional(Type.String({ maxLength: 2000, description: "Why, for the owner" })),
+      Note: Type.Optional(MultilineText({ maxLength: 2000, description: "Why, for the owner" })),
     }),
     result: StrategyReviewRecord,
     permission: onlyRoles("admin"),
