@@ -55,7 +55,11 @@ export const MULTILINE = "x-multiline";
 const SINGLE_LINE = "^[^\\u0000-\\u001f\\u007f-\\u009f]*$";
 const MULTI_LINE = "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$";
 
-/** The schema with the control-character rule as the pattern of each free-text string (not formats, not codes). */
+/**
+ * The schema with the control-character rule as the pattern of each free-text
+ * string: not formats, not codes, and not strings with a pattern of their own
+ * (the pattern says which characters they take).
+ */
 function withTextRule(schema: TSchema): TSchema {
   if (isObjectSchema(schema)) {
     const properties = Object.fromEntries(
@@ -65,7 +69,12 @@ function withTextRule(schema: TSchema): TSchema {
   }
   if (schema.type === "array") return { ...schema, items: withTextRule(schema.items as TSchema) };
   if (Array.isArray(schema.anyOf)) return { ...schema, anyOf: (schema.anyOf as TSchema[]).map(withTextRule) };
-  if (schema.type === "string" && schema.format === undefined && schema.const === undefined) {
+  if (
+    schema.type === "string" &&
+    schema.format === undefined &&
+    schema.const === undefined &&
+    schema.pattern === undefined
+  ) {
     return { ...schema, pattern: schema[MULTILINE] === true ? MULTI_LINE : SINGLE_LINE };
   }
   return schema;

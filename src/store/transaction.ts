@@ -79,3 +79,25 @@ export function afterCommit(ctx: { readonly tx?: Tx }, then: () => void): void {
   if (waiting) waiting.push(then);
   else then();
 }
+
+/**
+ * Runs reads that must agree with each other (an account's row, orders,
+ * positions and open trades) on one snapshot: each statement on its own
+ * would see the commits made between them, another process's or the
+ * journal's, and put together rows of different moments. PostgreSQL: a
+ * read-only repeatable-read transaction; SQLite: a deferred transaction,
+ * whose snapshot is taken at its first read.
+ */
+export async function readConsistently<T>(storage: Storage, work: (db: Tx) => Promise<T>): Promise<T> {
+  if (storage.backend === "postgres") {
+    return storage.db.transaction().setIsolationLevel("repeatable read").setAccessMode("read only").execute(work);
+  }
+  return storage.db.connection().execute(async (connection) => {
+    await sql`begin`.execute(connection);
+    try {
+      return await work(connection);
+    } finally {
+      await sql`commit`.execute(connection);
+    }
+  });
+}

@@ -27,6 +27,7 @@ import {
   readModelAccounts,
   termsOfRow,
 } from "../../store/trading-state.js";
+import { readConsistently } from "../../store/transaction.js";
 import type { MarketData } from "../market-data.js";
 import { sharedMarketViewAt, type TradingMarketView } from "../market-view.js";
 import { outboxRowOf } from "../outbox/events.js";
@@ -309,7 +310,9 @@ export class TradingFrame {
           continue;
         }
       }
-      const [rows] = await readModelAccounts(this.storage.db, { strategyIds: [slot.strategyId] });
+      const [rows] = await readConsistently(this.storage, (db) =>
+        readModelAccounts(db, { strategyIds: [slot.strategyId] }),
+      );
       if (rows) answer.set(slot.strategyId, accountOfRows(rows).committed);
     }
     return answer;
@@ -324,7 +327,9 @@ export class TradingFrame {
   async preload(strategyIds?: readonly number[]): Promise<void> {
     // Ids at hand too: the first operations on the accounts then run at once, not after a reservation.
     const [rows] = await Promise.all([
-      readModelAccounts(this.storage.db, strategyIds === undefined ? { live: true } : { strategyIds }),
+      readConsistently(this.storage, (db) =>
+        readModelAccounts(db, strategyIds === undefined ? { live: true } : { strategyIds }),
+      ),
       this.#ids.ensure(),
     ]);
     for (const account of rows) {
@@ -450,7 +455,9 @@ export class TradingFrame {
       setImmediate(() => {
         const batch = new Map(this.#toLoad);
         this.#toLoad.clear();
-        readModelAccounts(this.storage.db, { strategyIds: [...batch.keys()].map((s) => s.strategyId) })
+        readConsistently(this.storage, (db) =>
+          readModelAccounts(db, { strategyIds: [...batch.keys()].map((s) => s.strategyId) }),
+        )
           .then((rows) => {
             const found = new Map(rows.map((row) => [row.strategy.id, row]));
             for (const [waiting, { resolve: loaded, reject: missing }] of batch) {
