@@ -57,11 +57,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { storage, logger } = options;
   await migrateToLatest(storage);
   const clock = new ControllableClock(options.systemNow, await loadClockSetting(storage));
+  // A replay file that cannot be read stops the start before an administrator's key is made.
+  const market = await MarketData.open(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
   const bootstrap = await ensureServiceAdmin({ storage, clock }, options.bootstrapAdminKey);
   const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
   const sessions = new KeySessions();
   const frame = openFrame(storage);
-  const market = new MarketData(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
   const runtime = { storage, clock, frame, market };
   let fillLoop: FillLoop;
   const outbox = new OutboxRunner(storage, frame, [recordsConsumer], logger.child({ component: "outbox" }));
