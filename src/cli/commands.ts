@@ -168,7 +168,10 @@ export const COMMANDS: readonly CliCommand[] = [
     options: {},
     async run(runtime) {
       const frame = openFrame(runtime.storage);
-      const outcome = await seedDemo({ ...runtime, frame }).finally(() => frame.close());
+      // Progress goes to stderr: under --json, stdout holds the one JSON object.
+      const outcome = await seedDemo({ ...runtime, frame }, (line) => process.stderr.write(`${line}\n`)).finally(() =>
+        frame.close(),
+      );
       if (outcome.kind === "skipped") throw new Refusal([{ name: "AlreadyExists", message: describeDemo(outcome) }]);
       return {
         json: {

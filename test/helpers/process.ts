@@ -37,7 +37,7 @@ export function tempDataDir(): string {
 }
 
 /** Free ports: listen on port 0 (all at once, so they differ) and close. */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: count },
@@ -107,6 +107,8 @@ export interface Server {
   readonly dataDir: string;
   /** Everything printed on stdout so far. */
   stdout(): string;
+  /** Everything printed on stderr so far. */
+  stderr(): string;
   readonly exited: Promise<Exit>;
   /** Sends the signal and waits (bounded) for the process to exit. */
   stop(signal: NodeJS.Signals): Promise<Exit>;
@@ -171,6 +173,7 @@ export async function startServer(options: { dataDir?: string; env?: Record<stri
     ports,
     dataDir,
     stdout: proc.stdout,
+    stderr: proc.stderr,
     exited: proc.exited,
     stop(signal) {
       proc.child.kill(signal);
