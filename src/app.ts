@@ -11,13 +11,16 @@ import { OutboxRunner } from "./engine/outbox/runner.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
 import { buildLegacyServer } from "./http/legacy/server.js";
+import type { Probes } from "./http/probes.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import type { V4Server } from "./http/v4/operation.js";
 import { buildV4Server } from "./http/v4/server.js";
 import { OPERATIONS } from "./http/v4/table.js";
+import { ServiceMetrics } from "./metrics.js";
 import { type BootstrapOutcome, ensureServiceAdmin } from "./services/bootstrap.js";
 import { loadClockSetting } from "./services/clock.js";
 import { KeySessions } from "./services/key-sessions.js";
+import { readiness } from "./services/readiness.js";
 import type { Runtime } from "./services/runtime.js";
 import type { TradingRuntime } from "./services/trading.js";
 import { migrateToLatest } from "./store/migrate.js";
@@ -25,6 +28,9 @@ import { settingOrInit } from "./store/settings.js";
 import type { Storage } from "./store/storage.js";
 
 export type ServerName = V4Server | "LEGACY";
+
+/** The outbox's consumers. */
+const CONSUMERS = [recordsConsumer];
 
 export interface AppOptions {
   readonly storage: Storage;
@@ -46,6 +52,8 @@ export interface App {
   readonly runtime: TradingRuntime & { readonly clock: ControllableClock };
   readonly market: MarketData;
   readonly fillLoop: FillLoop;
+  /** Health, readiness and metrics, which every v4 server serves. */
+  readonly probes: Probes;
   readonly servers: Readonly<Record<ServerName, FastifyInstance>>;
   readonly bootstrap: BootstrapOutcome;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
@@ -65,11 +73,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const frame = openFrame(storage);
   const runtime = { storage, clock, frame, market };
   let fillLoop: FillLoop;
-  const outbox = new OutboxRunner(storage, frame, [recordsConsumer], logger.child({ component: "outbox" }));
+  const outbox = new OutboxRunner(storage, frame, CONSUMERS, logger.child({ component: "outbox" }));
   try {
     await options.prepare?.(runtime);
     fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
       tickMs: options.fillLoopTickMs ?? 1000,
+      systemNow: options.systemNow,
     });
     await fillLoop.start();
     await outbox.start();
@@ -78,7 +87,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     await frame.close();
     throw error;
   }
+  const metrics = new ServiceMetrics({
+    storage,
+    frame,
+    fillLoop: () => fillLoop.status,
+    consumers: CONSUMERS.map((consumer) => consumer.name),
+    systemNow: options.systemNow,
+  });
+  const probes: Probes = {
+    metrics,
+    readiness: () => readiness({ storage, fillLoop: () => fillLoop.status, systemNow: options.systemNow }),
+  };
   const v4 = {
+    probes,
     fillLoop,
     runtime,
     sessions,
@@ -98,6 +119,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runtime,
     market,
     fillLoop,
+    probes,
     servers,
     bootstrap,
     async close() {

@@ -13,6 +13,7 @@ import { MAX_PAGE_SIZE, type PageRequest } from "../../store/page.js";
 import type { CursorCodec } from "../cursor.js";
 import { queryBinding } from "../cursor.js";
 import { compileInput } from "../input.js";
+import { PROBE_PATHS, type Probes, registerProbes } from "../probes.js";
 import type { RateLimiter } from "../rate-limit.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, serverOptions } from "../transport.js";
 import { failureBody, successBody, successPayload } from "./envelope.js";
@@ -29,6 +30,7 @@ export interface V4Dependencies {
   readonly operations: readonly Operation[];
   readonly sessions: KeySessions;
   readonly fillLoop: FillLoop;
+  readonly probes: Probes;
 }
 
 declare module "fastify" {
@@ -55,6 +57,7 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
   logEachRequest(app);
   // Callback-style: a request with a cached key, in a session under way, is admitted without a promise.
   app.addHook("onRequest", (request, reply, done) => {
+    if (PROBE_PATHS.has(request.url)) return done();
     const admitting = admit(request, reply);
     if (admitting) admitting.then(() => done(), done);
     else done();
@@ -93,6 +96,9 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
     }
     return undefined;
   }
+
+  const operationIds = new Map(exposed.map((operation) => [pathOf(operation, server), operation.id]));
+  registerProbes(app, server, deps.probes, (path) => operationIds.get(path));
 
   const document = openApiDocument(server, exposed);
   // The explorer serves a copy; our generated document is plain JSON the plugin's OpenAPI types do not describe.
