@@ -130,6 +130,31 @@ for (const backend of BACKENDS) {
     });
   });
 
+  describe(`a fill loop that stops catching up (${backend})`, () => {
+    test("readyz answers 503 once the loop has not caught up for 10 ticks of machine time", async () => {
+      // An hour's tick never fires during the test; the machine's time is moved instead.
+      let offsetMs = 0;
+      const service = await startTestService(backend, {
+        fillLoopTickMs: 3_600_000,
+        systemNow: () => Date.now() + offsetMs,
+      });
+      try {
+        assert.equal((await service.call("WL", "GET", "/readyz", { key: null })).status, 200);
+        offsetMs = 10 * 3_600_000 + 60_000;
+        const stale = await service.call("WL", "GET", "/readyz", { key: null });
+        assert.equal(stale.status, 503, stale.text);
+        assert.match(stale.json.checks.fillLoop, /^last caught up 3606\d s ago \(limit 36000 s\)$/);
+        const scraped = await service.call("WL", "GET", "/metrics", { key: null });
+        assert.ok(sample(scraped.text, "fill_loop_lag_seconds") >= 36_060);
+        // A catch-up (here one a sandbox clock move drives) makes it ready again.
+        await service.call("WL", "POST", "/Sandbox/AdvanceClock", { body: { Seconds: 1 } });
+        assert.equal((await service.call("WL", "GET", "/readyz", { key: null })).status, 200);
+      } finally {
+        await service.close();
+      }
+    });
+  });
+
   describe(`readiness without storage (${backend})`, () => {
     test("readyz answers 503 when storage does not answer; healthz and metrics still answer", async () => {
       const service = await startTestService(backend, { rateLimit: { max: 1, windowSeconds: 60 } });
