@@ -57,6 +57,7 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
   logEachRequest(app);
   // Callback-style: a request with a cached key, in a session under way, is admitted without a promise.
   app.addHook("onRequest", (request, reply, done) => {
+    // Health, readiness and metrics need no key and are never rate limited.
     if (PROBE_PATHS.has(request.url)) return done();
     const admitting = admit(request, reply);
     if (admitting) admitting.then(() => done(), done);
