@@ -332,7 +332,10 @@ async function fillLoopBench(backend: BackendName, pgUrl: string | undefined): P
 
     const market = new MarketData({ kind: "manual" }, clock);
     frame = openFrame(storage);
-    loop = new FillLoop({ storage, clock, market, frame }, market, pino({ level: "silent" }), { tickMs: 0 });
+    loop = new FillLoop({ storage, clock, market, frame }, market, pino({ level: "silent" }), {
+      tickMs: 0,
+      systemNow: Date.now,
+    });
     progress(`${backend} fill loop: rebuilding the index (start)`);
     const rebuildStarted = performance.now();
     await loop.start();

@@ -11,14 +11,17 @@ import { OutboxRunner } from "./engine/outbox/runner.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
 import { buildLegacyServer } from "./http/legacy/server.js";
+import type { Probes } from "./http/probes.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import type { HttpTimeouts } from "./http/transport.js";
 import type { V4Server } from "./http/v4/operation.js";
 import { buildV4Server } from "./http/v4/server.js";
 import { OPERATIONS } from "./http/v4/table.js";
+import { ServiceMetrics } from "./metrics.js";
 import { type BootstrapOutcome, ensureServiceAdmin } from "./services/bootstrap.js";
 import { loadClockSetting } from "./services/clock.js";
 import { KeySessions } from "./services/key-sessions.js";
+import { readiness } from "./services/readiness.js";
 import type { Runtime } from "./services/runtime.js";
 import type { TradingRuntime } from "./services/trading.js";
 import { migrateToLatest } from "./store/migrate.js";
@@ -26,6 +29,9 @@ import { settingOrInit } from "./store/settings.js";
 import type { Storage } from "./store/storage.js";
 
 export type ServerName = V4Server | "LEGACY";
+
+/** The outbox's consumers. */
+const CONSUMERS = [recordsConsumer];
 
 export interface AppOptions {
   readonly storage: Storage;
@@ -51,6 +57,8 @@ export interface App {
   readonly runtime: TradingRuntime & { readonly clock: ControllableClock };
   readonly market: MarketData;
   readonly fillLoop: FillLoop;
+  /** Health, readiness and metrics, which every v4 server serves. */
+  readonly probes: Probes;
   readonly servers: Readonly<Record<ServerName, FastifyInstance>>;
   readonly bootstrap: BootstrapOutcome;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
@@ -62,18 +70,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { storage, logger } = options;
   await migrateToLatest(storage);
   const clock = new ControllableClock(options.systemNow, await loadClockSetting(storage));
+  // A replay file that cannot be read stops the start before an administrator's key is made.
+  const market = await MarketData.open(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
   const bootstrap = await ensureServiceAdmin({ storage, clock }, options.bootstrapAdminKey);
   const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
   const sessions = new KeySessions();
   const frame = openFrame(storage);
-  const market = new MarketData(options.marketFeed ?? { kind: "simulated", seed: "strategy-hub" }, clock);
   const runtime = { storage, clock, frame, market };
   let fillLoop: FillLoop;
-  const outbox = new OutboxRunner(storage, frame, [recordsConsumer], logger.child({ component: "outbox" }));
+  const outbox = new OutboxRunner(storage, frame, CONSUMERS, logger.child({ component: "outbox" }));
   try {
     await options.prepare?.(runtime);
     fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
       tickMs: options.fillLoopTickMs ?? 1000,
+      systemNow: options.systemNow,
     });
     await fillLoop.start();
     await outbox.start();
@@ -82,7 +92,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     await frame.close();
     throw error;
   }
+  const metrics = new ServiceMetrics({
+    storage,
+    frame,
+    fillLoop: () => fillLoop.status,
+    consumers: CONSUMERS.map((consumer) => consumer.name),
+    systemNow: options.systemNow,
+  });
+  const probes: Probes = {
+    metrics,
+    readiness: () => readiness({ storage, fillLoop: () => fillLoop.status, systemNow: options.systemNow }),
+  };
   const v4 = {
+    probes,
     fillLoop,
     runtime,
     sessions,
@@ -110,6 +132,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runtime,
     market,
     fillLoop,
+    probes,
     servers,
     bootstrap,
     async close() {

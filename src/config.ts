@@ -1,3 +1,5 @@
+import { existsSync, statSync } from "node:fs";
+import { ConfigError } from "./config-error.js";
 import { type MarketFeed, parseMarketFeed } from "./engine/market-data.js";
 
 /** The service's configuration, read once from the environment at start-up. */
@@ -25,38 +27,53 @@ export interface RateLimitConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** pino's levels, and silent. */
+const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
+
+/** Reads and checks every setting: a bad one throws a ConfigError naming it. */
 export function readConfig(env: Env): Config {
   const windowSeconds = positiveInt(env, "RATE_LIMIT_WINDOW_SECONDS", 60);
+  const ports = {
+    WL: port(env, "WL_PORT", 8081),
+    GEN: port(env, "GEN_PORT", 8082),
+    GEO: port(env, "GEO_PORT", 8083),
+    LEGACY: port(env, "LEGACY_PORT", 8084),
+  };
   return {
     host: env.HOST || "127.0.0.1",
-    ports: {
-      WL: port(env, "WL_PORT", 8081),
-      GEN: port(env, "GEN_PORT", 8082),
-      GEO: port(env, "GEO_PORT", 8083),
-      LEGACY: port(env, "LEGACY_PORT", 8084),
-    },
+    ports: distinct(ports),
     dataDir: env.DATA_DIR || "./data",
-    databaseUrl: env.DATABASE_URL || undefined,
+    databaseUrl: databaseUrl(env),
     bootstrapAdminKey: env.BOOTSTRAP_ADMIN_KEY || undefined,
     sandbox: env.SANDBOX === undefined || env.SANDBOX === "" ? env.NODE_ENV !== "production" : flag(env, "SANDBOX"),
     demo: env.DEMO !== undefined && env.DEMO !== "" && flag(env, "DEMO"),
     rateLimit: { max: positiveInt(env, "RATE_LIMIT_MAX", 600), windowSeconds },
     legacyRateLimit: { max: positiveInt(env, "LEGACY_RATE_LIMIT_MAX", 6000), windowSeconds },
-    logLevel: env.LOG_LEVEL || "info",
-    marketFeed: parseMarketFeed(env.MARKET_FEED),
+    logLevel: logLevel(env),
+    marketFeed: marketFeed(env),
   };
 }
 
 function port(env: Env, name: string, fallback: number): number {
   const value = positiveInt(env, name, fallback);
-  if (value > 65535) throw new Error(`${name} must be a port number, got ${env[name]}`);
+  if (value > 65535) throw new ConfigError(name, `must be a port number from 1 to 65535, got ${env[name]}`);
   return value;
+}
+
+function distinct<T extends Record<string, number>>(ports: T): T {
+  const seen = new Map<number, string>();
+  for (const [server, value] of Object.entries(ports)) {
+    const other = seen.get(value);
+    if (other) throw new ConfigError(`${server}_PORT`, `must differ from ${other}_PORT, both are ${value}`);
+    seen.set(value, server);
+  }
+  return ports;
 }
 
 function positiveInt(env: Env, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === "") return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
+  if (!/^\d{1,15}$/.test(raw) || Number(raw) < 1) throw new ConfigError(name, `must be a positive integer, got ${raw}`);
   return Number(raw);
 }
 
@@ -64,5 +81,41 @@ function flag(env: Env, name: string): boolean {
   const raw = (env[name] ?? "").toLowerCase();
   if (["1", "true", "yes", "on"].includes(raw)) return true;
   if (["0", "false", "no", "off"].includes(raw)) return false;
-  throw new Error(`${name} must be 1 or 0, got ${env[name]}`);
+  throw new ConfigError(name, `must be 1 or 0, got ${env[name]}`);
+}
+
+function logLevel(env: Env): string {
+  const level = env.LOG_LEVEL || "info";
+  if (!LOG_LEVELS.includes(level)) {
+    throw new ConfigError("LOG_LEVEL", `must be one of ${LOG_LEVELS.join(", ")}, got ${level}`);
+  }
+  return level;
+}
+
+/** Only the scheme is checked here; whether the server and database answer is checked when storage opens. */
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.DATABASE_URL || undefined;
+  if (raw === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw new ConfigError("DATABASE_URL", "is not a URL such as postgres://user@host:5432/database");
+  }
+  if (url.protocol !== "postgres:" && url.protocol !== "postgresql:") {
+    // The scheme only: the rest may hold a password.
+    throw new ConfigError(
+      "DATABASE_URL",
+      `must be a postgres:// or postgresql:// URL (unset it for embedded SQLite in DATA_DIR), got a ${url.protocol}// URL`,
+    );
+  }
+  return raw;
+}
+
+function marketFeed(env: Env): MarketFeed {
+  const feed = parseMarketFeed(env.MARKET_FEED);
+  if (feed.kind === "replay" && !(existsSync(feed.file) && statSync(feed.file).isFile())) {
+    throw new ConfigError("MARKET_FEED", `names a replay file that does not exist: ${feed.file}`);
+  }
+  return feed;
 }

@@ -1,4 +1,5 @@
 import { ROLES, type Role } from "../core/access.js";
+import { parseDateTime } from "../core/datetime.js";
 import { Refusal } from "../core/errors.js";
 import { openFrame } from "../engine/frame/open.js";
 import { describeDemo, seedDemo } from "../services/demo.js";
@@ -23,8 +24,6 @@ export interface CliCommand {
 }
 
 const str = { type: "string" } as const;
-
-const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?)?(Z|[+-]\d{2}:?\d{2})?$/;
 
 export const COMMANDS: readonly CliCommand[] = [
   {
@@ -91,18 +90,20 @@ export const COMMANDS: readonly CliCommand[] = [
   {
     noun: "key",
     verb: "create",
-    synopsis: "key create --person PERSON_ID [--expires ISO8601] [--comment TEXT] [--platform PLATFORM_ID]",
+    synopsis:
+      "key create --person PERSON_ID [--expires ISO8601, UTC unless an offset is given] [--comment TEXT] [--platform PLATFORM_ID]",
     options: { person: str, expires: str, comment: str, platform: str },
     async run(runtime, o) {
       const personId = optionalId(o, "person");
       if (personId === undefined) throw new UsageError("--person is required");
       let expiresAt: Date | undefined;
       if (o.expires !== undefined) {
-        // Date() also reads "1" or "12/31" as dates, which would make keys that expired in 2001.
-        expiresAt = ISO_8601.test(o.expires) ? new Date(o.expires) : new Date(Number.NaN);
-        if (Number.isNaN(expiresAt.getTime())) {
+        // As the API reads date-times: UTC unless an offset is given, whatever the host's zone (TZ).
+        const parsed = parseDateTime(o.expires);
+        if (!parsed) {
           throw new UsageError(`--expires is not an ISO 8601 time such as 2027-12-31T00:00:00Z: ${o.expires}`);
         }
+        expiresAt = parsed;
       }
       const key = await createKey(runtime, {
         personId,
@@ -167,7 +168,10 @@ export const COMMANDS: readonly CliCommand[] = [
     options: {},
     async run(runtime) {
       const frame = openFrame(runtime.storage);
-      const outcome = await seedDemo({ ...runtime, frame }).finally(() => frame.close());
+      // Progress goes to stderr: under --json, stdout holds the one JSON object.
+      const outcome = await seedDemo({ ...runtime, frame }, (line) => process.stderr.write(`${line}\n`)).finally(() =>
+        frame.close(),
+      );
       if (outcome.kind === "skipped") throw new Refusal([{ name: "AlreadyExists", message: describeDemo(outcome) }]);
       return {
         json: {

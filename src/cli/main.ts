@@ -1,11 +1,13 @@
 import { parseArgs } from "node:util";
 import { readConfig } from "../config.js";
+import { ConfigError } from "../config-error.js";
 import { ControllableClock } from "../core/clock.js";
 import { Refusal } from "../core/errors.js";
 import { loadClockSetting } from "../services/clock.js";
 import type { Runtime } from "../services/runtime.js";
+import { openCheckedStorage } from "../store/checked-open.js";
 import { migrateToLatest } from "../store/migrate.js";
-import { openStorage, type Storage } from "../store/storage.js";
+import type { Storage } from "../store/storage.js";
 import { type CliCommand, COMMANDS, usage } from "./commands.js";
 import { UsageError } from "./usage-error.js";
 
@@ -37,7 +39,7 @@ async function main(argv: readonly string[]): Promise<number> {
   let storage: Storage | undefined;
   try {
     const config = readConfig(process.env);
-    storage = await openStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+    storage = await openCheckedStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     await migrateToLatest(storage);
     const runtime: Runtime = { storage, clock: new ControllableClock(Date.now, await loadClockSetting(storage)) };
     const result = await command.run(runtime, options);
@@ -47,6 +49,10 @@ async function main(argv: readonly string[]): Promise<number> {
     if (error instanceof UsageError) {
       fail(json, error.message);
       return 2;
+    }
+    if (error instanceof ConfigError) {
+      fail(json, error.message);
+      return 1;
     }
     if (error instanceof Refusal) {
       fail(json, error.message, error.entries[0]?.field);

@@ -8,8 +8,8 @@ import type { Instrument } from "./symbols/instrument.js";
  * end of the session they were placed in (or of the next one, if placed while
  * the market was closed).
  *
- * - US stocks and options: 09:30 to 16:00 New York, NYSE holidays closed,
- *   13:00 closes on the NYSE early-close days.
+ * - US stocks and options: 09:30 to 16:00 New York, NYSE holidays and
+ *   one-off closures closed, 13:00 closes on the NYSE early-close days.
  * - CME Globex futures (CME, CBOT, NYMEX, COMEX; ICE's dollar index): from
  *   18:00 New York the evening before to 17:00, Monday to Friday, so the daily
  *   break is 17:00 to 18:00 and the week opens Sunday 18:00. Closed on New
@@ -49,6 +49,27 @@ function observed(date: LocalDate): LocalDate {
   return w === 6 ? addDays(date, -1) : w === 0 ? addDays(date, 1) : date;
 }
 
+/**
+ * Days the NYSE closed outside its rules: national days of mourning for
+ * former presidents, the September 11 attacks and Hurricane Sandy. ICE US
+ * softs, which keep the NYSE's trading days here, closed on them too; CME
+ * Globex and Eurex traded (Globex halted early on some, and its early halts
+ * are not modelled).
+ */
+const NYSE_ONE_OFF_CLOSURES: readonly LocalDate[] = [
+  { year: 2001, month: 9, day: 11 },
+  { year: 2001, month: 9, day: 12 },
+  { year: 2001, month: 9, day: 13 },
+  { year: 2001, month: 9, day: 14 },
+  { year: 2004, month: 6, day: 11 },
+  { year: 2007, month: 1, day: 2 },
+  { year: 2012, month: 10, day: 29 },
+  { year: 2012, month: 10, day: 30 },
+  { year: 2018, month: 12, day: 5 },
+  { year: 2025, month: 1, day: 9 },
+];
+
+/** The NYSE's closed weekdays of a year, in date order: its holidays and its one-off closures. */
 export function nyseHolidays(year: number): LocalDate[] {
   const newYear = { year, month: 1, day: 1 };
   const holidays = [
@@ -63,8 +84,9 @@ export function nyseHolidays(year: number): LocalDate[] {
     nthWeekday(year, 9, 1, 1),
     nthWeekday(year, 11, 4, 4),
     observed({ year, month: 12, day: 25 }),
+    ...NYSE_ONE_OFF_CLOSURES.filter((day) => day.year === year),
   ];
-  return holidays;
+  return holidays.sort((a, b) => a.month - b.month || a.day - b.day);
 }
 
 const isNyseHoliday = (day: LocalDate) => nyseHolidays(day.year).some((h) => sameDate(h, day));

@@ -29,6 +29,19 @@ import { type LiveOrder, nextDueOf, OrderIndex, strategyOrdersOf, watchedTradesO
 export interface FillLoopOptions {
   /** How often the market is sampled and due times are checked; 0 disables the timer (tests drive it). */
   readonly tickMs: number;
+  /** The machine's time in milliseconds: when the loop last caught up is told in it (the service clock may stand still). */
+  readonly systemNow: () => number;
+}
+
+/** How the loop fares, for readiness and metrics. */
+export interface FillLoopStatus {
+  /** Started and not stopped. */
+  readonly running: boolean;
+  readonly tickMs: number;
+  /** When a catch-up last finished (or the loop started), in machine time; null before the start. */
+  readonly caughtUpAtMs: number | null;
+  /** Quotes worked since the start: new quotes of open markets. */
+  readonly quotesWorked: number;
 }
 
 /** What is cached per symbol: its instrument, its session, the last quote worked. */
@@ -63,6 +76,9 @@ export class FillLoop {
   #catchingUp: Promise<void> | null = null;
   #timer: NodeJS.Timeout | null = null;
   #stopListening: (() => Promise<void>) | null = null;
+  #running = false;
+  #caughtUpAtMs: number | null = null;
+  #quotesWorked = 0;
 
   constructor(
     runtime: TradingRuntime,
@@ -98,6 +114,8 @@ export class FillLoop {
         },
       );
     }
+    this.#running = true;
+    this.#caughtUpAtMs = this.options.systemNow();
     if (this.options.tickMs > 0) {
       this.#timer = setInterval(() => {
         if (this.#catchingUp === null) void this.catchUp();
@@ -106,7 +124,17 @@ export class FillLoop {
     }
   }
 
+  get status(): FillLoopStatus {
+    return {
+      running: this.#running,
+      tickMs: this.options.tickMs,
+      caughtUpAtMs: this.#caughtUpAtMs,
+      quotesWorked: this.#quotesWorked,
+    };
+  }
+
   async stop(): Promise<void> {
+    this.#running = false;
     if (this.#timer) clearInterval(this.#timer);
     this.#timer = null;
     await this.#stopListening?.();
@@ -147,6 +175,7 @@ export class FillLoop {
     }
     symbol.last = quote;
     symbol.lastSessionOpensAtMs = session.opensAtMs;
+    this.#quotesWorked += 1;
     // A new worst price for an open trade is only noted here; the strategy is worked for it at the
     // next settling (each tick), not on every quote of a trending market.
     this.#quote = quote;
@@ -182,6 +211,7 @@ export class FillLoop {
       }
       this.#settleTrades();
       await frame.drain();
+      this.#caughtUpAtMs = this.options.systemNow();
     };
     const previous = this.#catchingUp ?? Promise.resolve();
     const next = previous.then(run, run).finally(() => {

@@ -1,11 +1,11 @@
-import { readFileSync } from "node:fs";
+import { ConfigError } from "../config-error.js";
 import type { Clock } from "../core/clock.js";
 import { add, type Decimal, max, sub, ZERO } from "../core/decimal.js";
 import type { Side } from "../core/fills.js";
 import type { MarketQuote } from "../core/market/quote.js";
-import { readReplay } from "../core/market/replay.js";
 import { simulatedQuote, simulatedStep } from "../core/market/simulated.js";
 import type { Instrument } from "../core/symbols/instrument.js";
+import { readReplayFile } from "./replay-file.js";
 
 /**
  * Where prices come from (`MARKET_FEED`): `simulated` (default) walks every
@@ -25,7 +25,7 @@ export function parseMarketFeed(value: string | undefined): MarketFeed {
   if (text === "" || text === "simulated") return { kind: "simulated", seed: "strategy-hub" };
   if (text === "manual") return { kind: "manual" };
   if (text.startsWith("replay:") && text.length > "replay:".length) return { kind: "replay", file: text.slice(7) };
-  throw new Error(`MARKET_FEED must be simulated, manual or replay:<file>, got ${value}`);
+  throw new ConfigError("MARKET_FEED", `must be simulated, manual or replay:<file>, got ${value}`);
 }
 
 /** What fills took from a symbol's current quote, by side. */
@@ -46,19 +46,25 @@ export class MarketData {
   /** The last simulated quote of each symbol: the walk changes once a step, and computing it costs dozens of hashes. */
   readonly #simulated = new Map<string, MarketQuote>();
 
+  /** A replay feed's quotes, in time order, are read first: `open` does so. */
   constructor(
     private readonly feed: MarketFeed,
     private readonly clock: Clock,
+    replay: readonly MarketQuote[] = [],
   ) {
-    if (feed.kind === "replay") {
-      const read = readReplay(readFileSync(feed.file, "utf8"));
-      if (!read.ok) throw new Error(`MARKET_FEED replay file ${feed.file}: ${read.error}`);
-      for (const quote of read.quotes) {
-        const series = this.#replay.get(quote.symbol) ?? [];
-        series.push(quote);
-        this.#replay.set(quote.symbol, series);
-      }
+    for (const quote of replay) {
+      const series = this.#replay.get(quote.symbol) ?? [];
+      series.push(quote);
+      this.#replay.set(quote.symbol, series);
     }
+  }
+
+  /** The market of a feed, with a replay file read (streamed) first. */
+  static async open(feed: MarketFeed, clock: Clock): Promise<MarketData> {
+    if (feed.kind !== "replay") return new MarketData(feed, clock);
+    const read = await readReplayFile(feed.file);
+    if (!read.ok) throw new ConfigError("MARKET_FEED", `replay file ${feed.file}: ${read.error}`);
+    return new MarketData(feed, clock, read.quotes);
   }
 
   get feedKind(): MarketFeed["kind"] {

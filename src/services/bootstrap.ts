@@ -1,3 +1,4 @@
+import { ConfigError } from "../config-error.js";
 import { hashKey } from "../core/keys.js";
 import { withTransaction } from "../store/transaction.js";
 import { createKey } from "./keys.js";
@@ -27,11 +28,14 @@ export async function ensureServiceAdmin(runtime: Runtime, chosenKey: string | u
         .where("k.key_hash", "=", hashKey(chosenKey))
         .executeTakeFirst();
       if (existing) {
-        if (existing.role !== "admin")
-          throw new Error("BOOTSTRAP_ADMIN_KEY belongs to a person who is not a service admin");
-        if (existing.revoked_at !== null) throw new Error("BOOTSTRAP_ADMIN_KEY has been revoked; choose another key");
+        if (existing.role !== "admin") {
+          throw new ConfigError("BOOTSTRAP_ADMIN_KEY", "belongs to a person who is not a service admin");
+        }
+        if (existing.revoked_at !== null) {
+          throw new ConfigError("BOOTSTRAP_ADMIN_KEY", "has been revoked; choose another key");
+        }
         if (existing.expires_at !== null && existing.expires_at <= ctx.clock.nowMs()) {
-          throw new Error("BOOTSTRAP_ADMIN_KEY has expired; choose another key");
+          throw new ConfigError("BOOTSTRAP_ADMIN_KEY", "has expired; choose another key");
         }
         return { kind: "unchanged" };
       }

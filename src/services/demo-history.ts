@@ -102,6 +102,8 @@ export async function tradeDemoHistory(
   runtime: Runtime & Pick<TradingRuntime, "frame">,
   traders: readonly DemoTrader[],
   nowMs: number,
+  /** Told each month of history as it is traded. */
+  progress: (line: string) => void = () => undefined,
   // A little over a year, so the record holds a full year of marks and its returns are annualized.
   days = 400,
 ): Promise<number[]> {
@@ -125,6 +127,7 @@ export async function tradeDemoHistory(
   const states = traders.map((_, i) => ({ random: seededRandom(1000 + i), heldSince: new Map<string, number>() }));
   let day = localDate(NEW_YORK, clock.nowMs());
   for (let dayIndex = 0; at(day, 16, 1) < nowMs; day = addDays(day, 1), dayIndex++) {
+    if (day.day === 1) progress(`demo data: trading ${day.year}-${String(day.month).padStart(2, "0")}`);
     if (sessionAt(US_EQUITIES, at(day, 10)) === null) continue;
     clock.apply({ kind: "fixed", atMs: at(day, 10) });
     for (const [i, trader] of traders.entries()) {

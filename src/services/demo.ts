@@ -49,7 +49,11 @@ const PASSWORD = "demo password 2026";
  * engine, so a newcomer can call every operation at once. Customers are signed up through
  * AddProfile's own rules, as their site's administrator.
  */
-export async function seedDemo(runtime: Runtime & Pick<TradingRuntime, "frame">): Promise<DemoOutcome> {
+export async function seedDemo(
+  runtime: Runtime & Pick<TradingRuntime, "frame">,
+  /** Told a line per phase as the seeding goes (it takes seconds). */
+  progress: (line: string) => void = () => undefined,
+): Promise<DemoOutcome> {
   const db = dbOf(runtime);
   const site = await db.selectFrom("sites").select("id").limit(1).executeTakeFirst();
   const customer = await db.selectFrom("persons").select("id").where("role", "!=", "admin").limit(1).executeTakeFirst();
@@ -59,6 +63,7 @@ export async function seedDemo(runtime: Runtime & Pick<TradingRuntime, "frame">)
       reason: "the database already holds sites or people: demo data goes into an empty one only",
     };
   }
+  progress("demo data: sites and their administrators");
   const geo = await createSite(runtime, {
     kind: "geo",
     name: "Demo Europe",
@@ -134,6 +139,7 @@ export async function seedDemo(runtime: Runtime & Pick<TradingRuntime, "frame">)
       profile("Sophie", "Martin", "sophie.m", "fra", "FR", "75C", "+33612345678", { city: "Paris" }),
     ],
   ];
+  progress("demo data: customers, with profiles and KYC data");
   const customerCallers = new Map<string, Caller>();
   for (const [caller, input] of customers) {
     const ctx = { ...runtime, caller };
@@ -208,7 +214,9 @@ export async function seedDemo(runtime: Runtime & Pick<TradingRuntime, "frame">)
     },
   ];
   const traders = plans.map((plan) => ({ ...plan, owner: customerCallers.get(plan.ownerEmail) as Caller }));
-  const strategyIds = await tradeDemoHistory(runtime, traders, runtime.clock.nowMs());
+  progress("demo data: strategies traded through a little more than a year");
+  const strategyIds = await tradeDemoHistory(runtime, traders, runtime.clock.nowMs(), progress);
+  progress("demo data: done");
   return {
     kind: "created",
     strategies: traders.map((trader, i) => ({

@@ -83,6 +83,18 @@ async function runMigrator(
   return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
 }
 
+/** The names of every migration, in the order they apply. */
+export function migrationNames(storage: Storage): string[] {
+  return Object.keys(migrations(storage));
+}
+
+/** The migrations storage holds as applied, in order; throws when it was never migrated. */
+export async function appliedMigrations(storage: Storage): Promise<string[]> {
+  // Kysely's bookkeeping table, found through the search path on PostgreSQL (the current schema's).
+  const applied = await sql<{ name: string }>`select name from kysely_migration order by name`.execute(storage.db);
+  return applied.rows.map((row) => row.name);
+}
+
 /** The PostgreSQL schema the storage works in. */
 export async function currentSchema(storage: Storage): Promise<string> {
   const result = await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db);

@@ -10,12 +10,15 @@ for (const backend of BACKENDS) {
     let service: TestService;
     // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON answer
     let demo: any;
+    /** What the run wrote on stderr as it went. */
+    let progress: string[];
 
     before(async () => {
       fresh = await freshStorage(backend);
       const run = await runCli(childEnv(fresh.env), ["demo", "--json"]);
       assertSucceeded(run);
       demo = onlyJson(run);
+      progress = run.stderr.split("\n").filter((line) => line !== "");
       service = await startTestService(backend, { storage: fresh });
     });
     after(async () => {
@@ -45,6 +48,17 @@ for (const backend of BACKENDS) {
         "whitelabel-admin",
         "whitelabel-admin",
       ]);
+    });
+
+    test("progress goes to stderr, a line per phase and per month of history, while stdout holds one JSON object", () => {
+      assert.deepEqual(progress.slice(0, 3), [
+        "demo data: sites and their administrators",
+        "demo data: customers, with profiles and KYC data",
+        "demo data: strategies traded through a little more than a year",
+      ]);
+      const months = progress.filter((line) => /^demo data: trading \d{4}-\d{2}$/.test(line));
+      assert.ok(months.length >= 12, progress.join("\n"));
+      assert.equal(progress.at(-1), "demo data: done");
     });
 
     test("every printed key works and belongs to its person", async () => {

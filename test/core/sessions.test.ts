@@ -57,6 +57,32 @@ test("NYSE holidays, with weekend observance", () => {
   assert.equal(dates(2022)[0], "2022-01-17");
 });
 
+test("the NYSE's one-off closures close US stocks and ICE softs, not Globex or Eurex", () => {
+  for (const day of [
+    "2025-01-09",
+    "2018-12-05",
+    "2012-10-29",
+    "2012-10-30",
+    "2007-01-02",
+    "2004-06-11",
+    "2001-09-11",
+  ]) {
+    assert.ok(dates(Number(day.slice(0, 4))).includes(day), day);
+    assert.equal(open(US_EQUITIES, `${day}T16:00:00Z`), false, `${day}: US stocks`);
+    assert.equal(open(ICE_SOFTS, `${day}T14:00:00Z`), false, `${day}: ICE softs`);
+  }
+  assert.equal(open(GLOBEX, "2025-01-09T14:00:00Z"), true);
+  assert.equal(open(EUREX, "2025-01-09T10:00:00Z"), true);
+  assert.equal(open(US_EQUITIES, "2025-01-08T16:00:00Z"), true, "the day before trades");
+  assert.equal(open(US_EQUITIES, "2025-01-10T16:00:00Z"), true, "the day after trades");
+  assert.deepEqual(dates(2025).slice(0, 3), ["2025-01-01", "2025-01-09", "2025-01-20"], "in date order");
+  assert.equal(
+    iso(dayOrderExpiry(US_EQUITIES, at("2018-12-04T22:00:00Z"))),
+    "2018-12-06T21:00:00.000Z",
+    "a DAY order placed after Tuesday's close lives through the closed Wednesday",
+  );
+});
+
 test("US stocks trade 09:30 to 16:00 New York, across daylight saving", () => {
   assert.equal(open(US_EQUITIES, "2026-03-02T14:29:59Z"), false);
   assert.equal(open(US_EQUITIES, "2026-03-02T14:30:00Z"), true, "09:30 EST");

@@ -44,19 +44,19 @@ test("the manual feed knows only hand quotes", () => {
   assert.equal(market.quote(aapl), null);
 });
 
-test("a replay shows the latest quote at or before the clock", () => {
+test("a replay shows the latest quote at or before the clock", async () => {
   const file = join(mkdtempSync(join(tmpdir(), "replay-")), "quotes.csv");
   writeFileSync(
     file,
     "time,symbol,bid,ask,last\n2026-03-02T15:00:00Z,AAPL,100,100.02,100.01\n2026-03-02T15:01:00Z,AAPL,101,101.02,101.01\n",
   );
   const clock = clockAt(T0 - 1);
-  const market = new MarketData({ kind: "replay", file }, clock);
+  const market = await MarketData.open({ kind: "replay", file }, clock);
   assert.equal(market.quote(aapl), null, "before the first row");
   clock.apply({ kind: "fixed", atMs: T0 + 59_999 });
   assert.equal(formatDecimal(market.quote(aapl)?.bid as never), "100");
   clock.apply({ kind: "fixed", atMs: T0 + 3_600_000 });
   assert.equal(formatDecimal(market.quote(aapl)?.bid as never), "101");
   writeFileSync(file, "time,symbol,bid,ask,last\nnonsense\n");
-  assert.throws(() => new MarketData({ kind: "replay", file }, clock), /line 2/);
+  await assert.rejects(MarketData.open({ kind: "replay", file }, clock), /MARKET_FEED replay file .*: line 2/);
 });

@@ -27,5 +27,6 @@ export function probeServer(
     operations: [...OPERATIONS, ...extra],
     sessions: new KeySessions(),
     fillLoop: service.app.fillLoop,
+    probes: service.app.probes,
   });
 }

@@ -37,7 +37,7 @@ export function tempDataDir(): string {
 }
 
 /** Free ports: listen on port 0 (all at once, so they differ) and close. */
-async function freePorts(count: number): Promise<number[]> {
+export async function freePorts(count: number): Promise<number[]> {
   const servers = await Promise.all(
     Array.from(
       { length: count },

@@ -77,14 +77,14 @@ for (const backend of BACKENDS) {
     });
 
     test("400: validation failure names the field with a stable code", async () => {
-      const r = await service.call("GEN", "POST", "/Sandbox/SetClock", { body: {} });
+      const r = await service.call("GEN", "POST", "/Sandbox/AdvanceClock", { body: {} });
       assert.equal(r.status, 400);
       assert.deepEqual(r.json, {
         Results: null,
         ResponseStatus: {
           ErrorCode: "400",
           Message: "BadRequest",
-          Errors: [{ ErrorCode: "1102", FieldName: "Now", Message: "Now is required", Meta: {} }],
+          Errors: [{ ErrorCode: "1102", FieldName: "Seconds", Message: "Seconds is required", Meta: {} }],
           Meta: {},
         },
       });

@@ -67,7 +67,7 @@ for (const backend of BACKENDS) {
 
     test("bad clock input is a 400 and changes nothing", async () => {
       const before = service.app.runtime.clock.nowMs();
-      for (const body of [{ Now: "yesterday" }, { Now: "2026-13-45T00:00:00Z" }, { Now: 5 }, {}]) {
+      for (const body of [{ Now: "yesterday" }, { Now: "2026-13-45T00:00:00Z" }, { Now: 5 }, { Now: "" }]) {
         const r = await service.call("WL", "POST", "/Sandbox/SetClock", { body });
         assert.equal(r.status, 400, JSON.stringify(body));
         assert.equal(r.json.ResponseStatus.Errors[0].FieldName, "Now");
@@ -126,6 +126,32 @@ for (const backend of BACKENDS) {
       ]) {
         const r = await service.call("WL", "POST", "/Sandbox/SetQuote", { body });
         assert.equal(r.status, 400, JSON.stringify(body));
+      }
+    });
+
+    test("SetClock with Now null returns the clock to real time, and so it stays across a restart", async () => {
+      const set = await service.call("WL", "POST", "/Sandbox/SetClock", { body: { Now: "2027-07-07T07:07:07Z" } });
+      assert.equal(set.status, 200, set.text);
+      const before = Date.now();
+      const real = await service.call("GEN", "POST", "/Sandbox/SetClock", { body: { Now: null } });
+      assert.equal(real.status, 200, real.text);
+      const answered = Date.parse(real.json.Results[0].Now);
+      assert.ok(answered >= before && answered <= Date.now(), `real time answered: ${real.json.Results[0].Now}`);
+      assert.deepEqual(service.app.runtime.clock.setting, { kind: "system" });
+
+      const restarted = await service.restart();
+      try {
+        assert.deepEqual(restarted.app.runtime.clock.setting, { kind: "system" });
+        const from = Date.now();
+        const now = restarted.app.runtime.clock.nowMs();
+        assert.ok(now >= from && now <= Date.now(), "the clock follows the machine");
+        // Omitted is the same as null (WIRE: null means "not given").
+        await restarted.call("WL", "POST", "/Sandbox/SetClock", { body: { Now: "2027-07-07T07:07:07Z" } });
+        const omitted = await restarted.call("GEO", "POST", "/Sandbox/SetClock", { body: {} });
+        assert.equal(omitted.status, 200, omitted.text);
+        assert.deepEqual(restarted.app.runtime.clock.setting, { kind: "system" });
+      } finally {
+        service = restarted;
       }
     });
 

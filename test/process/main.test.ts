@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { readdirSync } from "node:fs";
 import http from "node:http";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
+import { sql } from "kysely";
 import { assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import {
   baseEnv,
@@ -26,6 +28,10 @@ import { freshStorage } from "../helpers/service.js";
 const V4_SERVERS = ["WL", "GEN", "GEO"] as const;
 type V4Server = (typeof V4_SERVERS)[number];
 const CHOSEN_KEY = "chosen-admin-key-0123456789abcd";
+/** How many migrations a fresh database holds after the first start. */
+const MIGRATIONS = readdirSync(new URL("../../src/store/migrations", import.meta.url)).filter((f) =>
+  /^\d{4}_/.test(f),
+).length;
 
 after(cleanUpProcesses);
 
@@ -34,9 +40,9 @@ const hello = (server: Server, name: V4Server, key: string) =>
 
 const HELLO_BOB = { Results: ["Hello, Bob!"], ResponseStatus: { ErrorCode: "200", Message: "OK", Errors: [] } };
 
-/** The administrator key the first start prints, if it printed one. */
-function printedKey(stdout: string): string | undefined {
-  return /Its access key, shown only now:\s*\n\s*\n\s+(\S+)\s*\n/.exec(stdout)?.[1];
+/** The administrator key the first start prints on stderr, if it printed one. */
+function printedKey(stderr: string): string | undefined {
+  return /Its access key, shown only now:\s*\n\s*\n\s+(\S+)\s*\n/.exec(stderr)?.[1];
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: log lines are arbitrary JSON
@@ -67,13 +73,14 @@ describe("first start on an empty data directory", () => {
     return response;
   };
 
-  test("prints a new administrator key that works on every v4 server; the legacy server answers", async () => {
+  test("prints a new administrator key on stderr, as a banner, that works on every v4 server; the legacy server answers", async () => {
     server = await startServer();
-    const printed = printedKey(server.stdout());
-    assert.ok(printed, `no key printed:\n${server.stdout()}`);
+    const printed = printedKey(server.stderr());
+    assert.ok(printed, `no key printed:\n${server.stderr()}`);
     key = printed;
-    assert.equal(server.stdout().split(key).length - 1, 1, "the key is printed exactly once");
-    assert.match(server.stdout(), /A service administrator was created \(person 1\)/);
+    assert.equal(server.stderr().split(key).length - 1, 1, "the key is printed exactly once");
+    assert.ok(!server.stdout().includes(key), "the key is not in the JSON log");
+    assert.match(server.stderr(), /={20,}\n {2}A service administrator was created \(person 1\)/);
 
     for (const name of V4_SERVERS) {
       const response = track(await hello(server, name, key), name, "POST", "/General/Hello");
@@ -144,10 +151,9 @@ describe("first start on an empty data directory", () => {
     assert.deepEqual(readPersons(server.dataDir), [{ email: "admin@strategy-hub.invalid", role: "admin" }]);
   });
 
-  test("every stdout line after the key is pino JSON, with exactly one line per request", () => {
-    const stdout = server.stdout();
-    const lines = stdout
-      .slice(stdout.indexOf(key) + key.length)
+  test("every stdout line is pino JSON, with exactly one line per request", () => {
+    const lines = server
+      .stdout()
       .split("\n")
       .filter((line) => line.trim() !== "");
     // biome-ignore lint/suspicious/noExplicitAny: log lines are arbitrary JSON
@@ -166,6 +172,11 @@ describe("first start on an empty data directory", () => {
       { storage: started.storage, sandbox: started.sandbox, ports: started.ports },
       { storage: "sqlite", sandbox: true, ports: server.ports },
     );
+    assert.deepEqual(started.location, { file: join(server.dataDir, "strategy-hub.sqlite") });
+    assert.equal(started.migrations.applied, MIGRATIONS);
+    assert.match(started.migrations.latest, /^\d{4}_\w+$/);
+    assert.equal(started.marketFeed, "simulated");
+    assert.deepEqual(started.clock, { frozen: false });
 
     assert.equal(requests.length, 7);
     assert.equal(new Set(requests.map((r) => r.id)).size, requests.length, "request ids are unique");
@@ -192,8 +203,8 @@ describe("first start on an empty data directory", () => {
     assert.equal(response.status, 200, response.text);
     const exit = await again.stop("SIGINT");
     assert.deepEqual(exit, { code: 0, signal: null });
-    assert.equal(printedKey(again.stdout()), undefined);
-    assert.doesNotMatch(again.stdout(), /administrator was created/);
+    assert.equal(printedKey(again.stderr()), undefined);
+    assert.doesNotMatch(again.stderr(), /administrator was created/);
     const logs = jsonLines(again.stdout());
     assert.ok(logs.some((line) => line.signal === "SIGINT"));
     assert.equal(logs.at(-1).msg, "stopped");
@@ -212,9 +223,12 @@ describe("BOOTSTRAP_ADMIN_KEY", () => {
     const other = await hello(server, "WL", "some-other-key-0123456789abcdef");
     assert.equal(other.status, 401);
     assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
-    assert.equal(printedKey(server.stdout()), undefined);
-    assert.doesNotMatch(server.stdout(), /administrator was created/);
-    assert.ok(!server.stdout().includes(CHOSEN_KEY), "the chosen key is not echoed");
+    assert.equal(printedKey(server.stderr()), undefined);
+    assert.doesNotMatch(server.stderr(), /administrator was created/);
+    assert.ok(
+      !server.stdout().includes(CHOSEN_KEY) && !server.stderr().includes(CHOSEN_KEY),
+      "the chosen key is not echoed",
+    );
   });
 });
 
@@ -316,10 +330,19 @@ describe("the migrate command", () => {
 });
 
 describe("DEMO=1", () => {
-  test("fills an empty database and prints keys that work; a second start skips it", async () => {
+  test("fills an empty database, logging its progress, and prints keys that work on stderr; a second start skips it", async () => {
     const server = await startServer({ env: { DEMO: "1" } });
-    const out = server.stdout();
+    const out = server.stderr();
     assert.match(out, /Demo data created/);
+    const progress = jsonLines(server.stdout())
+      .map((log) => log.msg)
+      .filter((msg) => msg.startsWith("demo data: "));
+    assert.ok(progress.includes("demo data: sites and their administrators"), progress.join("\n"));
+    assert.ok(
+      progress.some((msg) => /^demo data: trading \d{4}-\d{2}$/.test(msg)),
+      progress.join("\n"),
+    );
+    assert.equal(progress.at(-1), "demo data: done");
     const line = out.split("\n").find((l) => l.includes("admin@alpine.demo.example"));
     const key = line?.trim().split(/\s+/).at(-1) as string;
     const members = await send(server.ports.WL, "GET", "/General/GetWhiteLabelSiteUsers", { key });
@@ -328,7 +351,7 @@ describe("DEMO=1", () => {
     assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
 
     const again = await startServer({ dataDir: server.dataDir, env: { DEMO: "1" } });
-    assert.doesNotMatch(again.stdout(), /Demo data created/);
+    assert.doesNotMatch(again.stderr(), /Demo data created/);
     assert.ok(jsonLines(again.stdout()).some((log) => log.msg === "demo data skipped"));
     assert.deepEqual(await again.stop("SIGTERM"), { code: 0, signal: null });
   });
@@ -346,7 +369,18 @@ if (process.env.DATABASE_URL) {
           assert.deepEqual(response.json, HELLO_BOB);
         }
         assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
-        assert.equal(jsonLines(server.stdout()).find((log) => log.msg === "strategy-hub started")?.storage, "postgres");
+        const started = jsonLines(server.stdout()).find((log) => log.msg === "strategy-hub started");
+        assert.equal(started?.storage, "postgres");
+        const url = new URL(process.env.DATABASE_URL as string);
+        const schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(fresh.storage.db))
+          .rows[0]?.schema;
+        assert.deepEqual(started?.location, {
+          host: url.hostname,
+          port: url.port || "5432",
+          database: url.pathname.slice(1),
+          schema,
+        });
+        assert.ok(url.password === "" || !server.stdout().includes(url.password), "no password in the log");
         const admins = await fresh.storage.db.selectFrom("persons").select("role").execute();
         assert.deepEqual(admins, [{ role: "admin" }]);
       } finally {

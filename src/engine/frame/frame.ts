@@ -119,6 +119,8 @@ export interface FrameListener {
   applied?(strategyId: number, account: WorkingAccount, changes: AccountChanges | null): void;
   /** After a batch is durably committed: the order events of each account in it. */
   committed?(events: readonly OrderEvent[]): void;
+  /** After storage answered a batch's commit (committed or conflicted): how long it took, in milliseconds. */
+  commitTimed?(ms: number): void;
 }
 
 /** A step needs what storage holds before it can run: the frame reads it and runs the step again. */
@@ -677,7 +679,7 @@ export class TradingFrame {
     for (const slot of slots) slot.inFlight = slot.operations.length;
     let outcome: CommitOutcome;
     try {
-      outcome = await this.#journal.commit(batch);
+      outcome = await this.#commit(batch);
     } catch (error) {
       if (contributed) this.#contributor?.settled(false, null);
       if (slots.length > 0) await this.#failed(slots, error);
@@ -691,6 +693,15 @@ export class TradingFrame {
     }
     if (contributed) this.#contributor?.settled(false, new Set(outcome.consumerConflicts));
     await this.#conflicted(slots, new Set(outcome.conflicts));
+  }
+
+  /** The journal's commit, timed for the listeners (storage commit latency). */
+  async #commit(batch: JournalBatch): Promise<CommitOutcome> {
+    const started = performance.now();
+    const outcome = await this.#journal.commit(batch);
+    const ms = performance.now() - started;
+    for (const listener of this.#listeners) listener.commitTimed?.(ms);
+    return outcome;
   }
 
   #committed(slots: readonly Slot[]): void {
@@ -728,7 +739,7 @@ export class TradingFrame {
         const batch = batchOf([slot], this.origin);
         slot.inFlight = slot.operations.length;
         try {
-          const outcome = await this.#journal.commit(batch);
+          const outcome = await this.#commit(batch);
           if (outcome.ok) this.#committed([slot]);
           else await this.#conflicted([slot], new Set(outcome.conflicts));
         } catch (alone) {

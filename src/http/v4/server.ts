@@ -13,6 +13,7 @@ import { MAX_PAGE_SIZE, type PageRequest } from "../../store/page.js";
 import type { CursorCodec } from "../cursor.js";
 import { queryBinding } from "../cursor.js";
 import { compileInput } from "../input.js";
+import { PROBE_PATHS, type Probes, registerProbes } from "../probes.js";
 import type { RateDecision, RateLimiter } from "../rate-limit.js";
 import {
   acceptAnyBody,
@@ -39,6 +40,7 @@ export interface V4Dependencies {
   readonly fillLoop: FillLoop;
   /** HTTP_TIMEOUTS unless given. */
   readonly timeouts?: HttpTimeouts;
+  readonly probes: Probes;
 }
 
 declare module "fastify" {
@@ -69,6 +71,8 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
   logEachRequest(app);
   // Callback-style: a request with a cached key, in a session under way, is admitted without a promise.
   app.addHook("onRequest", (request, reply, done) => {
+    // Health, readiness and metrics need no key and are never rate limited.
+    if (PROBE_PATHS.has(request.url)) return done();
     const admitting = admit(request, reply);
     if (admitting) admitting.then(() => done(), done);
     else done();
@@ -114,6 +118,9 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
     if (!decision.allowed) sendFailure(reply, limited(reply, decision));
     return undefined;
   }
+
+  const operationIds = new Map(exposed.map((operation) => [pathOf(operation, server), operation.id]));
+  registerProbes(app, server, deps.probes, (path) => operationIds.get(path));
 
   const document = openApiDocument(server, exposed);
   // The explorer serves a copy; our generated document is plain JSON the plugin's OpenAPI types do not describe.

@@ -1,11 +1,12 @@
 import { Type } from "@sinclair/typebox";
 import { onlyRoles } from "../../../core/access.js";
+import type { ClockSetting } from "../../../core/clock.js";
 import { toNumber } from "../../../core/decimal.js";
 import { applyClockSetting } from "../../../services/clock.js";
 import { setHandQuote } from "../../../services/quotes.js";
 import { defineOperation } from "../operation.js";
 import { ClockRecord, QuoteRecord } from "../records.js";
-import { DateTime } from "../schemas.js";
+import { DateTime, Nullable } from "../schemas.js";
 
 /**
  * Sandbox operations: service admins drive the service's clock and market by
@@ -18,14 +19,22 @@ export const sandboxOperations = [
     path: "/Sandbox/SetClock",
     servers: ["WL", "GEN", "GEO"],
     summary:
-      "Sets the service clock to Now; from then on it stands still until set or advanced again. Orders due to be released or expired by then are, before the answer.",
-    input: Type.Object({ Now: DateTime({ description: "ISO 8601; UTC unless an offset is given" }) }),
+      "Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, before the answer.",
+    input: Type.Object({
+      Now: Type.Optional(
+        Nullable(DateTime({ description: "ISO 8601; UTC unless an offset is given. Null: real time again" })),
+      ),
+    }),
     result: ClockRecord,
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
     handler: async (ctx, input) => {
-      const now = await applyClockSetting(ctx.storage, ctx.clock, { kind: "fixed", atMs: Date.parse(input.Now) });
+      const setting: ClockSetting =
+        input.Now === undefined || input.Now === null
+          ? { kind: "system" }
+          : { kind: "fixed", atMs: Date.parse(input.Now) };
+      const now = await applyClockSetting(ctx.storage, ctx.clock, setting);
       await ctx.fillLoop.catchUp();
       return [{ Now: now }];
     },
