@@ -90,7 +90,7 @@ function answerClientError(
         ? [431, { name: "InvalidValue", message: "The request's URL and headers are too large: 16 KiB at most" }]
         : [400, { name: "InvalidValue", message: "The request could not be read as HTTP" }];
   // The error's raw packet may hold the request's key: only its code is logged.
-  logger.info({ code: error.code, status }, "connection refused");
+  logger.info({ code: error.code, status }, "client error");
   const answering = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
   if (socket.writable && !answering?.headersSent) {
     const body = clientFailure(status, entry);
