@@ -3,6 +3,7 @@ import { onlyRoles } from "../../../core/access.js";
 import { toNumber } from "../../../core/decimal.js";
 import { applyClockSetting } from "../../../services/clock.js";
 import { setHandQuote } from "../../../services/quotes.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { ClockRecord, QuoteRecord } from "../records.js";
 import { DateTime } from "../schemas.js";
@@ -24,6 +25,7 @@ export const sandboxOperations = [
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
+    example: { Now: "2026-03-10T15:30:00Z" },
     handler: async (ctx, input) => {
       const now = await applyClockSetting(ctx.storage, ctx.clock, { kind: "fixed", atMs: Date.parse(input.Now) });
       await ctx.fillLoop.catchUp();
@@ -42,6 +44,7 @@ export const sandboxOperations = [
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
+    example: { Seconds: 3600 },
     handler: async (ctx, input) => {
       const now = await applyClockSetting(ctx.storage, ctx.clock, ctx.clock.advancedBy(input.Seconds));
       await ctx.fillLoop.catchUp();
@@ -71,6 +74,7 @@ export const sandboxOperations = [
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
+    example: { Symbol: EXAMPLE.symbol, Bid: 201.1, Ask: 201.15, Last: 201.12, BidSize: 300, AskSize: 200 },
     handler: async (ctx, input) => {
       const quote = setHandQuote(ctx.market, ctx.clock, {
         symbol: input.Symbol,
