@@ -62,8 +62,8 @@ export class SchemaComponents {
         out.properties = Object.fromEntries(
           Object.entries(value as Record<string, TSchema>).map(([name, s]) => [name, this.of(s)]),
         );
-      } else if (key === "items") {
-        out.items = this.of(value as TSchema);
+      } else if (key === "items" || (key === "additionalProperties" && typeof value === "object")) {
+        out[key] = this.of(value as TSchema);
       } else if (key === "const") {
         out.enum = [value];
       } else if (key === "required") {

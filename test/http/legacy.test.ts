@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
 import { type LegacyCommand, LegacyFailure } from "../../src/http/legacy/command.js";
@@ -9,10 +10,14 @@ import { createKey, revokeKey } from "../../src/services/keys.js";
 import { createPlatform } from "../../src/services/sites.js";
 import { BACKENDS, type Population, populate, startTestService, type TestService } from "../helpers/service.js";
 
+/** What the OpenAPI document says of a probe: nothing in particular. */
+const undescribed = { summary: "A probe", input: Type.Object({}), answer: Type.Object({}) };
+
 /** Commands that exist only in this test, to show the shapes real commands will answer in. */
 const probeCommands: LegacyCommand[] = [
   {
     name: "whoAmI",
+    ...undescribed,
     contexts: ["world", "platform"],
     handler: async (ctx) => ({
       response: { personid: String(ctx.caller.personId), context: ctx.context, platform: ctx.platformId },
@@ -20,11 +25,13 @@ const probeCommands: LegacyCommand[] = [
   },
   {
     name: "worldOnly",
+    ...undescribed,
     contexts: ["world"],
     handler: async () => ({ response: [] }),
   },
   {
     name: "refuse",
+    ...undescribed,
     contexts: ["world"],
     handler: async () => {
       throw new LegacyFailure("SignalTraded", "Signal 5 could not be canceled", { signal: { signalid: "5" } });

@@ -1,3 +1,4 @@
+import type { TObject } from "@sinclair/typebox";
 import type { ErrorName } from "../../core/errors.js";
 import type { PlatformId } from "../../core/ids.js";
 import type { Principal } from "../../services/keys.js";
@@ -36,6 +37,12 @@ export class LegacyFailure extends Error {
 export interface LegacyCommand {
   readonly name: string;
   readonly contexts: readonly LegacyContext[];
+  /** What the command does, for the OpenAPI document (./openapi.ts). */
+  readonly summary: string;
+  /** The request's fields beside apikey (./shapes). */
+  readonly input: TObject;
+  /** The fields of a successful answer beside ok. */
+  readonly answer: TObject;
   /** Titles of this command's own for some refusals (submitSignal's refused values are "Invalid signal"). */
   readonly refusals?: Readonly<Partial<Record<ErrorName, LegacyFailureName>>>;
   /** Answers the fields of a successful response besides ok. */

@@ -7,6 +7,7 @@ import { authenticate } from "../../services/keys.js";
 import type { TradingRuntime } from "../../services/trading.js";
 import { acceptAnyBody, logEachRequest, parseJsonBody, readGetBody, serverOptions } from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
+import { legacyOpenApiDocument } from "./openapi.js";
 import { LEGACY_TITLES } from "./titles.js";
 
 export interface LegacyDependencies {
@@ -70,6 +71,8 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
     }
   };
 
+  const document = legacyOpenApiDocument(deps.commands);
+  app.get("/openapi.json", async () => document);
   for (const method of ["GET", "POST"] as const) {
     app.route({ method, url: "/world/apiv3/:command", handler: (req, reply) => answer(req, reply, "world") });
     app.route({

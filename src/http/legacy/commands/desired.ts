@@ -10,6 +10,7 @@ import {
 } from "../../../services/desired-positions.js";
 import { type LegacyCommand, LegacyFailure } from "../command.js";
 import { systemActedFor } from "../reach.js";
+import { GetDesiredPositions, SetDesiredPositions } from "../shapes/desired.js";
 
 /**
  * The legacy desired-positions mode (API.md "Legacy desired-positions mode"):
@@ -55,6 +56,9 @@ function portfolioOf(raw: unknown, nowMs: number): DesiredPosition[] | "flat" | 
 export const desiredPositionCommands: readonly LegacyCommand[] = [
   {
     name: "getDesiredPositions",
+    summary: "The portfolio the system is held at in desired-positions mode; empty when the mode is off.",
+    input: GetDesiredPositions.input,
+    answer: GetDesiredPositions.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const { strategyId } = await systemActedFor(ctx, request);
@@ -63,6 +67,10 @@ export const desiredPositionCommands: readonly LegacyCommand[] = [
   },
   {
     name: "setDesiredPositions",
+    summary:
+      "Holds the system at a portfolio: market orders make up every difference and signal entry is off. flat/flat holds it flat; stop/stop (or off/off) ends the mode, leaving the holdings.",
+    input: SetDesiredPositions.input,
+    answer: SetDesiredPositions.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const { strategyId, acting } = await systemActedFor(ctx, request);

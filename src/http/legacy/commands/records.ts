@@ -6,6 +6,7 @@ import { symbolNames } from "../../../services/sent-symbols.js";
 import { strategyTrades, type TradeFill, type TradeFilter } from "../../../services/strategy-trades.js";
 import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { systemRead } from "../reach.js";
+import { RequestAllTradesOverview, RequestTrades, RequestTradesOpen, RetrieveSystemEquity } from "../shapes/records.js";
 import { newYorkTime } from "./signals.js";
 
 /**
@@ -84,6 +85,9 @@ async function tradeRows(ctx: LegacyRequestContext, strategyId: number, which: T
 export const recordCommands: readonly LegacyCommand[] = [
   {
     name: "requestTrades",
+    summary: "The system's trades, open and closed, oldest first.",
+    input: RequestTrades.input,
+    answer: RequestTrades.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = await systemRead(ctx, request, false);
@@ -92,6 +96,9 @@ export const recordCommands: readonly LegacyCommand[] = [
   },
   {
     name: "requestTradesOpen",
+    summary: "The system's open trades, oldest first.",
+    input: RequestTradesOpen.input,
+    answer: RequestTradesOpen.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = await systemRead(ctx, request, false);
@@ -100,6 +107,10 @@ export const recordCommands: readonly LegacyCommand[] = [
   },
   {
     name: "requestAllTrades_overview",
+    summary:
+      "The system's trades (all, open only or closed only), optionally with their fills. Open to subscribers too.",
+    input: RequestAllTradesOverview.input,
+    answer: RequestAllTradesOverview.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = await systemRead(ctx, request, true);
@@ -113,6 +124,10 @@ export const recordCommands: readonly LegacyCommand[] = [
   },
   {
     name: "retrieveSystemEquity",
+    summary:
+      "The system's equity at every NYSE close, with and without the plan's commissions, beside the S&P 500 proxy. Open to subscribers too.",
+    input: RetrieveSystemEquity.input,
+    answer: RetrieveSystemEquity.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = await systemRead(ctx, request, true);

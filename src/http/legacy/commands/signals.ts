@@ -19,6 +19,13 @@ import type { OrderRow } from "../../../store/trading-state.js";
 import { instrumentOf } from "../../../store/trading-state.js";
 import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { integerOf, systemActedFor, systemRead } from "../reach.js";
+import {
+  CancelSignal,
+  RequestMarginEquity,
+  RetrieveSignalsAll,
+  RetrieveSignalsWorking,
+  SubmitSignal,
+} from "../shapes/signals.js";
 
 /**
  * The legacy signal commands (API.md 4.7), answered by the same services as
@@ -267,6 +274,10 @@ const SIGNAL_REFUSALS = { InvalidValue: "InvalidSignal", MissingValue: "InvalidS
 export const signalCommands: readonly LegacyCommand[] = [
   {
     name: "submitSignal",
+    summary:
+      "Sends a signal (order) to the system: market, limit or stop, with profit target and stop loss (one OCA group), conditional on a parent, replacing a working signal (xreplace) or parked until a time. A marketable signal fills before the answer while its market is open.",
+    input: SubmitSignal.input,
+    answer: SubmitSignal.answer,
     refusals: SIGNAL_REFUSALS,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
@@ -291,6 +302,10 @@ export const signalCommands: readonly LegacyCommand[] = [
   },
   {
     name: "cancelSignal",
+    summary:
+      "Cancels a working or held signal with its exits and OCA siblings. A traded signal answers ok 0, 'Signal was traded', with the signal.",
+    input: CancelSignal.input,
+    answer: CancelSignal.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const from = started();
@@ -317,6 +332,9 @@ export const signalCommands: readonly LegacyCommand[] = [
   },
   {
     name: "retrieveSignalsWorking",
+    summary: "The system's working and held signals, oldest first. Open to subscribers too.",
+    input: RetrieveSignalsWorking.input,
+    answer: RetrieveSignalsWorking.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = await systemRead(ctx, request, true);
@@ -327,6 +345,10 @@ export const signalCommands: readonly LegacyCommand[] = [
   },
   {
     name: "retrieveSignalsAll",
+    summary:
+      "Every signal of the system, or those posted, traded, expired or canceled between two New York times, with the trades they opened and closed. Open to subscribers too.",
+    input: RetrieveSignalsAll.input,
+    answer: RetrieveSignalsAll.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = await systemRead(ctx, request, true);
@@ -356,6 +378,9 @@ export const signalCommands: readonly LegacyCommand[] = [
   },
   {
     name: "requestMarginEquity",
+    summary: "The system's model account now: buying power, margin used, equity and cash.",
+    input: RequestMarginEquity.input,
+    answer: RequestMarginEquity.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const { strategyId } = await systemActedFor(ctx, request);

@@ -1,6 +1,7 @@
 import { subscribe, subscribersOf, unsubscribe } from "../../../services/subscriptions.js";
 import { type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { integerOf, mustReachPerson, personOf, systemActedFor, systemFollowable } from "../reach.js";
+import { GetListSubscribers, SubscribeToStrategy, UnsubscribeFromStrategy } from "../shapes/subscribers.js";
 import { newYorkTime } from "./signals.js";
 
 /**
@@ -18,6 +19,9 @@ async function subscriberOf(ctx: LegacyRequestContext, request: Readonly<Record<
 export const subscriberCommands: readonly LegacyCommand[] = [
   {
     name: "getListSubscribers",
+    summary: "The system's subscribers, current and past. Its owner's keys only.",
+    input: GetListSubscribers.input,
+    answer: GetListSubscribers.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const { strategyId } = await systemActedFor(ctx, request);
@@ -62,6 +66,10 @@ export const subscriberCommands: readonly LegacyCommand[] = [
   },
   {
     name: "subscribeToStrategy",
+    summary:
+      "Subscribes the key's person (a platform key: a person of its site) to a public system or one the key reaches.",
+    input: SubscribeToStrategy.input,
+    answer: SubscribeToStrategy.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = await systemFollowable(ctx, request);
@@ -72,6 +80,9 @@ export const subscriberCommands: readonly LegacyCommand[] = [
   },
   {
     name: "unsubscribeFromStrategy",
+    summary: "Ends the person's subscription to the system at once.",
+    input: UnsubscribeFromStrategy.input,
+    answer: UnsubscribeFromStrategy.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const strategyId = integerOf(request.systemid, "systemid");

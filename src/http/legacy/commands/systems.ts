@@ -11,6 +11,13 @@ import {
 } from "../../../services/systems.js";
 import { type LegacyCommand, LegacyFailure } from "../command.js";
 import { integerOf, mustReachPerson, personOf, systemActedFor } from "../reach.js";
+import {
+  ChangeSystemAttribute,
+  CreateNewSystem,
+  GetSystemDetails,
+  GetSystemRoster,
+  ListAllSystems,
+} from "../shapes/systems.js";
 import { newYorkTime } from "./signals.js";
 
 /**
@@ -191,6 +198,9 @@ const textField = (value: unknown) => (value === undefined || value === null ? u
 export const systemCommands: readonly LegacyCommand[] = [
   {
     name: "getSystemRoster",
+    summary: "The public systems that are alive (active) or stopped lately (recently_active). World context only.",
+    input: GetSystemRoster.input,
+    answer: GetSystemRoster.answer,
     contexts: ["world"],
     async handler(ctx, request) {
       const filter = String(request.filter ?? "active");
@@ -227,6 +237,9 @@ export const systemCommands: readonly LegacyCommand[] = [
   },
   {
     name: "listAllSystems",
+    summary: "The systems the key reaches: its person's own (a Private Platform key: also those of its site's people).",
+    input: ListAllSystems.input,
+    answer: ListAllSystems.answer,
     contexts: ["world", "platform"],
     async handler(ctx) {
       return {
@@ -246,6 +259,9 @@ export const systemCommands: readonly LegacyCommand[] = [
   },
   {
     name: "getSystemDetails",
+    summary: "A system's description, model account and statistics.",
+    input: GetSystemDetails.input,
+    answer: GetSystemDetails.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const { strategyId, acting } = await systemActedFor(ctx, request);
@@ -296,6 +312,9 @@ export const systemCommands: readonly LegacyCommand[] = [
   },
   {
     name: "createNewSystem",
+    summary: "Creates a system for the key's person or, for a platform key, a person of its site.",
+    input: CreateNewSystem.input,
+    answer: CreateNewSystem.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const ownerPersonId = personOf(ctx, request, "ownerpersonid");
@@ -314,6 +333,10 @@ export const systemCommands: readonly LegacyCommand[] = [
   },
   {
     name: "changeSystemAttribute",
+    summary:
+      "Changes a system's name, descriptions, owner, starting capital (until it trades), fees and flags; answers what changed.",
+    input: ChangeSystemAttribute.input,
+    answer: ChangeSystemAttribute.answer,
     contexts: ["world", "platform"],
     async handler(ctx, request) {
       const { strategyId } = await systemActedFor(ctx, request);
