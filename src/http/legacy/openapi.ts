@@ -84,7 +84,10 @@ function describeCommand(
   const request = schemas.of(
     Type.Object(
       {
-        apikey: Type.String({ minLength: 1, description: "The key: a World key, or a key of the platform in the path" }),
+        apikey: Type.String({
+          minLength: 1,
+          description: "The key: a World key, or a key of the platform in the path",
+        }),
         ...command.input.properties,
       },
       { title: `${command.name}Request` },
