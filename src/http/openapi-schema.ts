@@ -31,7 +31,8 @@ export class SchemaComponents {
 
   /** components.schemas, by name. */
   all(): Record<string, OpenApiSchema> {
-    return Object.fromEntries([...this.named].sort(([a], [b]) => a.localeCompare(b)));
+    // By code point, not locale: the documents, and the client generated from them, are the same on every machine.
+    return Object.fromEntries([...this.named].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
   }
 
   /** JSON Schema to the OpenAPI 3.0 dialect: nullable instead of null unions, enums instead of consts. */
