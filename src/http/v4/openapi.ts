@@ -39,6 +39,8 @@ export function openApiDocument(server: V4Server, operations: readonly Operation
     methods[operation.method.toLowerCase()] = describeOperation(server, operation, schemas);
     paths[path] = methods;
   }
+  // Only what this server's operations use: a GEO document has no order entry, so no Idempotency-Key.
+  const responses = referencedOnly(envelope.responses, "responses", [paths]);
   return {
     openapi: "3.0.3",
     info: {
@@ -63,9 +65,8 @@ export function openApiDocument(server: V4Server, operations: readonly Operation
         bearer: { type: "http", scheme: "bearer", description: "The access key: Authorization: Bearer <key>" },
       },
       schemas: schemas.all(),
-      // Only what this server's operations use: a GEO document has no order entry, so no Idempotency-Key.
-      headers: referencedOnly(envelope.headers, "headers", [paths, envelope.responses]),
-      responses: referencedOnly(envelope.responses, "responses", [paths]),
+      headers: referencedOnly(envelope.headers, "headers", [paths, responses]),
+      responses,
       parameters: referencedOnly(envelope.parameters, "parameters", [paths]),
     },
   };
