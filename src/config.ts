@@ -27,6 +27,9 @@ export interface RateLimitConfig {
 
 type Env = Readonly<Record<string, string | undefined>>;
 
+/** The ports the servers listen on unless WL_PORT, GEN_PORT, GEO_PORT or LEGACY_PORT say otherwise. */
+export const DEFAULT_PORTS = { WL: 8081, GEN: 8082, GEO: 8083, LEGACY: 8084 } as const;
+
 /** pino's levels, and silent. */
 const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];
 
@@ -34,10 +37,10 @@ const LOG_LEVELS = ["trace", "debug", "info", "warn", "error", "fatal", "silent"
 export function readConfig(env: Env): Config {
   const windowSeconds = positiveInt(env, "RATE_LIMIT_WINDOW_SECONDS", 60);
   const ports = {
-    WL: port(env, "WL_PORT", 8081),
-    GEN: port(env, "GEN_PORT", 8082),
-    GEO: port(env, "GEO_PORT", 8083),
-    LEGACY: port(env, "LEGACY_PORT", 8084),
+    WL: port(env, "WL_PORT", DEFAULT_PORTS.WL),
+    GEN: port(env, "GEN_PORT", DEFAULT_PORTS.GEN),
+    GEO: port(env, "GEO_PORT", DEFAULT_PORTS.GEO),
+    LEGACY: port(env, "LEGACY_PORT", DEFAULT_PORTS.LEGACY),
   };
   return {
     host: env.HOST || "127.0.0.1",

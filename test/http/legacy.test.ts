@@ -12,10 +12,14 @@ import { createKey, revokeKey } from "../../src/services/keys.js";
 import { createPlatform } from "../../src/services/sites.js";
 import { BACKENDS, type Population, populate, startTestService, type TestService } from "../helpers/service.js";
 
+/** What the OpenAPI document says of a probe: nothing in particular. */
+const undescribed = { summary: "A probe", input: Type.Object({}), answer: Type.Object({}) };
+
 /** Commands that exist only in this test, to show the shapes real commands will answer in. */
 const probeCommands: LegacyCommand[] = [
   {
     name: "whoAmI",
+    ...undescribed,
     contexts: ["world", "platform"],
     input: Type.Object({}),
     handler: async (ctx) => ({
@@ -24,12 +28,14 @@ const probeCommands: LegacyCommand[] = [
   },
   {
     name: "worldOnly",
+    ...undescribed,
     contexts: ["world"],
     input: Type.Object({}),
     handler: async () => ({ response: [] }),
   },
   {
     name: "refuse",
+    ...undescribed,
     contexts: ["world"],
     input: Type.Object({}),
     handler: async () => {

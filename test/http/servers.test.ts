@@ -42,9 +42,11 @@ describe("each v4 server exposes exactly its operations", () => {
         .map((o) => o.id)
         .sort();
       assert.deepEqual(listed, expected);
-      const accessKey =
+      const results =
         document.paths["/General/GetAccessKey"].get.responses["200"].content["application/json"].schema.properties
-          .Results.items.properties;
+          .Results;
+      assert.deepEqual(results.items, { $ref: "#/components/schemas/AccessKey" });
+      const accessKey = document.components.schemas.AccessKey.properties;
       assert.equal("GeoSiteId" in accessKey, server === "GEN", "GeoSiteId is documented on GEN only");
       const docs = await service.call(server, "GET", "/docs/", { key: null });
       assert.equal(docs.status, 200);

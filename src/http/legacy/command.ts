@@ -37,8 +37,12 @@ export class LegacyFailure extends Error {
 export interface LegacyCommand<Input extends TObject = TObject> {
   readonly name: string;
   readonly contexts: readonly LegacyContext[];
+  /** What the command does, for the OpenAPI document (./openapi.ts). */
+  readonly summary: string;
   /** The command's fields (API.md part B), read and checked before the handler runs (./input.ts). */
   readonly input: Input;
+  /** The fields of a successful answer beside ok (./shapes), for the OpenAPI document. */
+  readonly answer: TObject;
   /** Titles of this command's own for some refusals (submitSignal's refused values are "Invalid signal"). */
   readonly refusals?: Readonly<Partial<Record<ErrorName, LegacyFailureName>>>;
   /** Answers the fields of a successful response besides ok. */

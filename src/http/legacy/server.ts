@@ -18,6 +18,7 @@ import {
 } from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
 import { legacyInput } from "./input.js";
+import { legacyOpenApiDocument } from "./openapi.js";
 import { LEGACY_TITLES, type LegacyFailureName } from "./titles.js";
 
 export interface LegacyDependencies {
@@ -116,6 +117,8 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
     return send(reply, failureBody("RateLimited", message), 429);
   };
 
+  const document = legacyOpenApiDocument(deps.commands);
+  app.get("/openapi.json", async () => document);
   for (const method of ["GET", "POST"] as const) {
     app.route({ method, url: "/world/apiv3/:command", handler: (req, reply) => answer(req, reply, "world") });
     app.route({

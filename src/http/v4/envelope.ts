@@ -3,7 +3,7 @@ import { jsonChunks } from "./raw-json.js";
 
 /** The v4 response envelope (WIRE.md "Envelope and errors"). */
 
-const STATUS_MESSAGES: Readonly<Record<number, string>> = {
+export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
   400: "BadRequest",
   401: "Unauthorized",
   403: "Forbidden",

@@ -1,6 +1,16 @@
 import type { TObject, TSchema } from "@sinclair/typebox";
-import { ERRORS } from "../../core/errors.js";
-import { IDEMPOTENCY_HEADER } from "./idempotency.js";
+import { DEFAULT_PORTS } from "../../config.js";
+import { SchemaComponents } from "../openapi-schema.js";
+import {
+  EVERY_ANSWER,
+  envelopeComponents,
+  type FailureStatus,
+  failureRef,
+  headerRefs,
+  Pagination,
+  parameterRef,
+  responseStatusOf,
+} from "./openapi-envelope.js";
 import { inputSource, type Operation, pathOf, type V4Server } from "./operation.js";
 import { paginationInput } from "./pagination.js";
 
@@ -10,68 +20,74 @@ const SERVER_TITLES: Readonly<Record<V4Server, string>> = {
   GEO: "geo-site",
 };
 
+/** The first segment of the operations' paths. */
+const TAGS: Readonly<Record<string, string>> = {
+  General: "The key, profiles, site directories, KYC and instrumentation",
+  Strategies: "Strategies, their orders and positions, records and discovery",
+  Admin: "Service administrators: compliance review and the leaderboard",
+  Sandbox: "Driving the service clock and market by hand (only while the sandbox is on)",
+};
+
 /** The OpenAPI 3 document of one v4 server, generated from the operation table. */
 export function openApiDocument(server: V4Server, operations: readonly Operation[]) {
+  const schemas = new SchemaComponents();
+  const envelope = envelopeComponents(schemas);
   const paths: Record<string, Record<string, unknown>> = {};
   for (const operation of operations) {
     const path = pathOf(operation, server);
     const methods = paths[path] ?? {};
-    methods[operation.method.toLowerCase()] = describeOperation(server, operation);
+    methods[operation.method.toLowerCase()] = describeOperation(server, operation, schemas);
     paths[path] = methods;
   }
+  // Only what this server's operations use: a GEO document has no order entry, so no Idempotency-Key.
+  const responses = referencedOnly(envelope.responses, "responses", [paths]);
   return {
     openapi: "3.0.3",
     info: {
       title: `strategy-hub v4 API: ${SERVER_TITLES[server]} server`,
       version: "4",
       description:
-        "Every response is the envelope {Results, Pagination (paginated operations only), ResponseStatus}. " +
-        "Errors carry service codes: " +
-        Object.values(ERRORS)
-          .map((e) => `${e.code} ${e.message}`)
-          .join("; "),
+        "Every answer is the envelope {Results, Pagination (paginated operations only), ResponseStatus}; a refusal has Results null and says why in ResponseStatus.Errors, each with a service ErrorCode (docs/errors.md). " +
+        "Every answer carries X-Request-Id and the rate limit's X-Limit-* headers; over the limit the answer is 429 with Retry-After.",
     },
-    components: {
-      securitySchemes: { bearer: { type: "http", scheme: "bearer" } },
-      schemas: {
-        ResponseStatus: {
-          type: "object",
-          required: ["ErrorCode", "Message", "Errors"],
-          properties: {
-            ErrorCode: { type: "string", description: 'The HTTP status as a string; "200" on success' },
-            Message: { type: "string" },
-            Errors: {
-              type: "array",
-              items: {
-                type: "object",
-                properties: {
-                  ErrorCode: { type: "string", description: "Service error code" },
-                  FieldName: { type: "string" },
-                  Message: { type: "string" },
-                  Meta: { type: "object", additionalProperties: true },
-                },
-              },
-            },
-            Meta: { type: "object", additionalProperties: true },
-          },
-        },
-        Pagination: {
-          type: "object",
-          properties: {
-            prev_cursor: { type: "string", nullable: true },
-            next_cursor: { type: "string", nullable: true, description: "null or empty: no more results" },
-          },
-        },
+    // Relative: the server this document is served by, wherever it listens.
+    servers: [
+      {
+        url: "/",
+        description: `The ${SERVER_TITLES[server]} server serving this document (npm start: http://127.0.0.1:${DEFAULT_PORTS[server]} unless HOST or ${server}_PORT say otherwise)`,
       },
-    },
+    ],
+    tags: [...new Set(operations.map(tagOf))].sort().map((name) => ({ name, description: TAGS[name] })),
     security: [{ bearer: [] }],
     paths,
+    components: {
+      securitySchemes: {
+        bearer: { type: "http", scheme: "bearer", description: "The access key: Authorization: Bearer <key>" },
+      },
+      schemas: schemas.all(),
+      headers: referencedOnly(envelope.headers, "headers", [paths, responses]),
+      responses,
+      parameters: referencedOnly(envelope.parameters, "parameters", [paths]),
+    },
   };
 }
 
-function describeOperation(server: V4Server, operation: Operation) {
+function referencedOnly<T>(components: Readonly<Record<string, T>>, kind: string, from: readonly unknown[]) {
+  const text = JSON.stringify(from);
+  return Object.fromEntries(
+    Object.entries(components).filter(([name]) => text.includes(`"#/components/${kind}/${name}"`)),
+  );
+}
+
+const tagOf = (operation: Operation) => operation.path.split("/").filter((s) => s !== "" && s !== "v2")[0] ?? "General";
+
+function describeOperation(server: V4Server, operation: Operation, schemas: SchemaComponents) {
   const base = operation.inputOn?.[server] ?? operation.input;
   const input = operation.paginated ? paginationInput(base) : base;
+  // The example's fields this server reads: a server with a narrower input (inputOn) ignores the others.
+  const example =
+    operation.example &&
+    Object.fromEntries(Object.entries(operation.example).filter(([name]) => name in input.properties));
   const hidden = Object.entries(operation.fieldServers ?? {})
     .filter(([, servers]) => !servers.includes(server))
     .map(([field]) => field);
@@ -80,66 +96,72 @@ function describeOperation(server: V4Server, operation: Operation) {
     ? { type: "boolean" }
     : {
         type: "object",
+        required: ["Results", ...(operation.paginated ? ["Pagination"] : []), "ResponseStatus"],
         properties: {
-          Results: { type: "array", items: toOpenApi(withoutFields(operation.result, hidden)) },
-          ...(operation.paginated ? { Pagination: { $ref: "#/components/schemas/Pagination" } } : {}),
-          ResponseStatus: { $ref: "#/components/schemas/ResponseStatus" },
+          Results: { type: "array", items: schemas.of(withoutFields(operation.result, hidden)) },
+          ...(operation.paginated ? { Pagination: schemas.of(Pagination) } : {}),
+          ResponseStatus: responseStatusOf(schemas),
         },
       };
-  const failure = { description: "Error", content: { "application/json": { schema: failureSchema } } };
+  const headers = [parameterRef("RequestId"), ...(operation.idempotent ? [parameterRef("IdempotencyKey")] : [])];
+  const fromQuery = inputSource(operation) === "query";
+  const failures: FailureStatus[] = [
+    400,
+    401,
+    403,
+    404,
+    // Changes can meet a state that refuses them (an order rejected, a name taken, an idempotency key reused).
+    ...(operation.method === "GET" ? [] : [409 as const]),
+    ...(fromQuery ? [] : [413 as const]),
+    429,
+    500,
+    ...(operation.notAvailableOn?.includes(server) ? [501 as const] : []),
+  ];
   return {
     operationId: operation.id,
     summary: operation.summary,
-    tags: [operation.path.split("/").filter((s) => s !== "" && s !== "v2")[0] ?? "General"],
-    ...(inputSource(operation) === "query"
-      ? { parameters: [...queryParameters(input), ...idempotencyParameters(operation)] }
+    tags: [tagOf(operation)],
+    parameters: [...(fromQuery ? queryParameters(input, example, schemas) : []), ...headers],
+    ...(fromQuery
+      ? {}
       : {
-          ...(operation.idempotent ? { parameters: idempotencyParameters(operation) } : {}),
-          requestBody: { required: true, content: { "application/json": { schema: toOpenApi(input) } } },
+          requestBody: {
+            required: true,
+            content: {
+              "application/json": { schema: schemas.of(input), ...(example === undefined ? {} : { example }) },
+            },
+          },
         }),
     responses: {
-      "200": { description: "OK", content: { "application/json": { schema: success } } },
-      "400": failure,
-      "401": failure,
-      "403": failure,
-      "404": failure,
-      "429": failure,
-      "500": failure,
-      ...(operation.notAvailableOn?.includes(server) ? { "501": failure } : {}),
+      "200": {
+        description: "OK",
+        headers: {
+          ...headerRefs(...EVERY_ANSWER, ...(operation.idempotent ? (["Idempotent-Replayed"] as const) : [])),
+          ...(operation.cacheSeconds
+            ? {
+                "Cache-Control": {
+                  description: "The answer changes rarely: the client may keep it this long",
+                  schema: { type: "string", example: `private, max-age=${operation.cacheSeconds}` },
+                },
+              }
+            : {}),
+        },
+        content: { "application/json": { schema: success } },
+      },
+      ...Object.fromEntries(failures.map((status) => [String(status), failureRef(status)])),
     },
   };
 }
 
-const failureSchema = {
-  type: "object",
-  properties: {
-    Results: { nullable: true },
-    ResponseStatus: { $ref: "#/components/schemas/ResponseStatus" },
-  },
-};
-
-function idempotencyParameters(operation: Operation) {
-  if (!operation.idempotent) return [];
-  return [
-    {
-      name: IDEMPOTENCY_HEADER,
-      in: "header",
-      required: false,
-      description:
-        "Sent again with the same body within 24 hours, the request answers as the first did (header Idempotent-Replayed: true) and makes nothing; with another body it is refused (409, 1203).",
-      schema: { type: "string", minLength: 1, maxLength: 255 },
-    },
-  ];
-}
-
-function queryParameters(input: TObject) {
+function queryParameters(input: TObject, example: Record<string, unknown> | undefined, schemas: SchemaComponents) {
   const required = new Set(input.required ?? []);
   return Object.entries(input.properties).map(([name, schema]) => ({
     name,
     in: "query",
     required: required.has(name),
     ...(schema.type === "array" ? { style: "form", explode: true } : {}),
-    schema: toOpenApi(schema),
+    schema: schemas.of(schema),
+    ...(example?.[name] === undefined ? {} : { example: example[name] }),
   }));
 }
 
@@ -152,40 +174,4 @@ function withoutFields(schema: TSchema, fields: readonly string[]): TSchema {
     properties,
     required: (schema.required as string[] | undefined)?.filter((r) => !fields.includes(r)),
   };
-}
-
-/** JSON Schema (TypeBox) to the OpenAPI 3.0 dialect: nullable instead of null unions. */
-function toOpenApi(schema: TSchema): Record<string, unknown> {
-  const anyOf = schema.anyOf as TSchema[] | undefined;
-  if (anyOf) {
-    const nonNull = anyOf.filter((s) => s.type !== "null");
-    if (nonNull.length === 1 && nonNull.length < anyOf.length) {
-      return { ...toOpenApi(nonNull[0] as TSchema), nullable: true };
-    }
-    if (nonNull.every((s) => s.const !== undefined)) {
-      return { type: typeof nonNull[0]?.const === "number" ? "number" : "string", enum: nonNull.map((s) => s.const) };
-    }
-    return { anyOf: nonNull.map(toOpenApi), ...(schema.description ? { description: schema.description } : {}) };
-  }
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(schema)) {
-    if (key === "properties") {
-      out.properties = Object.fromEntries(
-        Object.entries(value as Record<string, TSchema>).map(([name, s]) => [name, toOpenApi(s)]),
-      );
-    } else if (key === "items") {
-      out.items = toOpenApi(value as TSchema);
-    } else if (key === "const") {
-      out.enum = [value];
-    } else if (key === "required") {
-      if ((value as string[]).length > 0) out.required = value;
-    } else if ((key === "exclusiveMinimum" || key === "exclusiveMaximum") && typeof value === "number") {
-      // OpenAPI 3.0 spells exclusive bounds as a bound plus a boolean flag.
-      out[key === "exclusiveMinimum" ? "minimum" : "maximum"] = value;
-      out[key] = true;
-    } else if (key !== "title" && key !== "errorMessage") {
-      out[key] = value;
-    }
-  }
-  return out;
 }

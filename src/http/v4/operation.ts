@@ -50,6 +50,11 @@ interface OperationBase<Input extends TObject> {
   readonly preSerialized?: boolean;
   /** A request repeated with its Idempotency-Key answers as the first did and makes nothing (./idempotency.ts). */
   readonly idempotent?: boolean;
+  /**
+   * A valid request (its query or body) for the OpenAPI documents, naming the objects of the
+   * example service (./examples.ts); a test sends it on every server listing the operation.
+   */
+  readonly example?: Static<Input>;
 }
 
 export interface PlainOperation<Input extends TObject> extends OperationBase<Input> {

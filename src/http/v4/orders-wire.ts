@@ -28,55 +28,65 @@ import { Amount, Id } from "./schemas.js";
  */
 const Price = (description: string) => Amount({ description: `Positive. ${description}` });
 
-export const ServiceSymbolInput = Type.Object({
-  FullSymbol: Type.String({
-    minLength: 1,
-    maxLength: 40,
-    description:
-      "AAPL, @ESZ26, EURUSD, an OCC option symbol; futures also in the original service's form: a single-digit year (@ESZ6) and the roots @TY, @US, @FV, @TU (ZN, ZB, ZF, ZT)",
-  }),
-  SymbolType: Type.Optional(
-    Type.Union([Type.Literal("stock"), Type.Literal("option"), Type.Literal("future"), Type.Literal("forex")]),
-  ),
-});
+/** The input forms of ServiceSymbol and ExchangeSymbol are named apart from the records: they hold fewer fields. */
+export const ServiceSymbolInput = Type.Object(
+  {
+    FullSymbol: Type.String({
+      minLength: 1,
+      maxLength: 40,
+      description:
+        "AAPL, @ESZ26, EURUSD, an OCC option symbol; futures also in the original service's form: a single-digit year (@ESZ6) and the roots @TY, @US, @FV, @TU (ZN, ZB, ZF, ZT)",
+    }),
+    SymbolType: Type.Optional(
+      Type.Union([Type.Literal("stock"), Type.Literal("option"), Type.Literal("future"), Type.Literal("forex")]),
+    ),
+  },
+  { title: "ServiceSymbolInput" },
+);
 
-export const ExchangeSymbolInput = Type.Object({
-  Symbol: Type.String({ minLength: 1, maxLength: 40 }),
-  SecurityType: Type.Union([Type.Literal("CS"), Type.Literal("FUT"), Type.Literal("OPT"), Type.Literal("FOR")]),
-  Currency: Type.Optional(Type.String({ maxLength: 3 })),
-  SecurityExchange: Type.Optional(Type.String({ maxLength: 10 })),
-  MaturityMonthYear: Type.Optional(Type.String({ maxLength: 8 })),
-  PutOrCall: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),
-  StrikePrice: Type.Optional(Amount()),
-});
+export const ExchangeSymbolInput = Type.Object(
+  {
+    Symbol: Type.String({ minLength: 1, maxLength: 40 }),
+    SecurityType: Type.Union([Type.Literal("CS"), Type.Literal("FUT"), Type.Literal("OPT"), Type.Literal("FOR")]),
+    Currency: Type.Optional(Type.String({ maxLength: 3 })),
+    SecurityExchange: Type.Optional(Type.String({ maxLength: 10 })),
+    MaturityMonthYear: Type.Optional(Type.String({ maxLength: 8 })),
+    PutOrCall: Type.Optional(Type.Union([Type.Literal(0), Type.Literal(1)])),
+    StrikePrice: Type.Optional(Amount()),
+  },
+  { title: "ExchangeSymbolInput" },
+);
 
-export const OrderDto = Type.Object({
-  StrategyId: Id(),
-  OrderType: Type.Union([Type.Literal("1"), Type.Literal("2"), Type.Literal("3")], {
-    description: "1 Market, 2 Limit, 3 Stop",
-  }),
-  Side: Type.Union([Type.Literal("1"), Type.Literal("2")], { description: "1 Buy, 2 Sell" }),
-  TIF: Type.Optional(
-    Type.Union([Type.Literal("0"), Type.Literal("1")], { description: "0 Day (default), 1 Good-till-canceled" }),
-  ),
-  OrderQuantity: Amount({ description: "Positive: whole shares, contracts or units" }),
-  OpenClose: Type.Optional(
-    Type.Union([Type.Literal("O"), Type.Literal("C")], { description: "Inferred from the position when absent" }),
-  ),
-  Limit: Type.Optional(Price("Limit orders only")),
-  Stop: Type.Optional(Price("Stop orders only")),
-  ProfitTarget: Type.Optional(Price("Opening orders: a closing limit child")),
-  StopLoss: Type.Optional(Price("Opening orders: a closing stop child")),
-  DoNotCreateOCAGroup: Type.Optional(Type.Boolean()),
-  ParentSignalId: Type.Optional(Id({ description: "Works only after that signal fills" })),
-  CancelReplaceSignalId: Type.Optional(Id({ description: "The working signal this order replaces" })),
-  ParkedUntilDate: Type.Optional(
-    Type.String({ maxLength: 40, description: "Held until then: New York time unless an offset is given" }),
-  ),
-  DoNotSyncToOpen: Type.Optional(Type.Boolean()),
-  ServiceSymbol: Type.Optional(ServiceSymbolInput),
-  ExchangeSymbol: Type.Optional(ExchangeSymbolInput),
-});
+export const OrderDto = Type.Object(
+  {
+    StrategyId: Id(),
+    OrderType: Type.Union([Type.Literal("1"), Type.Literal("2"), Type.Literal("3")], {
+      description: "1 Market, 2 Limit, 3 Stop",
+    }),
+    Side: Type.Union([Type.Literal("1"), Type.Literal("2")], { description: "1 Buy, 2 Sell" }),
+    TIF: Type.Optional(
+      Type.Union([Type.Literal("0"), Type.Literal("1")], { description: "0 Day (default), 1 Good-till-canceled" }),
+    ),
+    OrderQuantity: Amount({ description: "Positive: whole shares, contracts or units" }),
+    OpenClose: Type.Optional(
+      Type.Union([Type.Literal("O"), Type.Literal("C")], { description: "Inferred from the position when absent" }),
+    ),
+    Limit: Type.Optional(Price("Limit orders only")),
+    Stop: Type.Optional(Price("Stop orders only")),
+    ProfitTarget: Type.Optional(Price("Opening orders: a closing limit child")),
+    StopLoss: Type.Optional(Price("Opening orders: a closing stop child")),
+    DoNotCreateOCAGroup: Type.Optional(Type.Boolean()),
+    ParentSignalId: Type.Optional(Id({ description: "Works only after that signal fills" })),
+    CancelReplaceSignalId: Type.Optional(Id({ description: "The working signal this order replaces" })),
+    ParkedUntilDate: Type.Optional(
+      Type.String({ maxLength: 40, description: "Held until then: New York time unless an offset is given" }),
+    ),
+    DoNotSyncToOpen: Type.Optional(Type.Boolean()),
+    ServiceSymbol: Type.Optional(ServiceSymbolInput),
+    ExchangeSymbol: Type.Optional(ExchangeSymbolInput),
+  },
+  { title: "OrderDTO" },
+);
 
 const ORDER_TYPES: Readonly<Record<string, OrderType>> = { "1": "market", "2": "limit", "3": "stop" };
 const ORDER_TYPE_CODES: Readonly<Record<OrderType, string>> = { market: "1", limit: "2", stop: "3" };

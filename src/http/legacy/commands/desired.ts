@@ -12,6 +12,7 @@ import {
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure } from "../command.js";
 import { amount, id, text } from "../fields.js";
 import { systemActedFor } from "../reach.js";
+import { GetDesiredPositions, SetDesiredPositions } from "../shapes/desired.js";
 
 /**
  * The legacy desired-positions mode (API.md "Legacy desired-positions mode"):
@@ -62,6 +63,8 @@ function portfolioOf(entries: Static<typeof Positions>, nowMs: number): DesiredP
 export const desiredPositionCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "getDesiredPositions",
+    summary: "The portfolio the system is held at in desired-positions mode; empty when the mode is off.",
+    answer: GetDesiredPositions.answer,
     contexts: ["world", "platform"],
     input: Type.Object({ systemid: id() }),
     async handler(ctx, { systemid }) {
@@ -71,6 +74,9 @@ export const desiredPositionCommands: readonly LegacyCommand[] = [
   }),
   defineLegacyCommand({
     name: "setDesiredPositions",
+    summary:
+      "Holds the system at a portfolio: market orders make up every difference and signal entry is off. flat/flat holds it flat; stop/stop (or off/off) ends the mode, leaving the holdings.",
+    answer: SetDesiredPositions.answer,
     contexts: ["world", "platform"],
     input: Type.Object({ systemid: id(), positions: Positions }),
     async handler(ctx, input) {

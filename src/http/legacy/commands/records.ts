@@ -8,6 +8,7 @@ import { strategyTrades, type TradeFill, type TradeFilter } from "../../../servi
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { flag, id, text } from "../fields.js";
 import { mustReadSystem } from "../reach.js";
+import { RequestAllTradesOverview, RequestTrades, RequestTradesOpen, RetrieveSystemEquity } from "../shapes/records.js";
 import { newYorkTime } from "./signals.js";
 
 /**
@@ -84,6 +85,8 @@ export const recordCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "requestTrades",
     contexts: ["world", "platform"],
+    summary: "The system's trades, open and closed, oldest first.",
+    answer: RequestTrades.answer,
     input: SystemOnly,
     async handler(ctx, { systemid }) {
       await mustReadSystem(ctx, systemid, false);
@@ -93,6 +96,8 @@ export const recordCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "requestTradesOpen",
     contexts: ["world", "platform"],
+    summary: "The system's open trades, oldest first.",
+    answer: RequestTradesOpen.answer,
     input: SystemOnly,
     async handler(ctx, { systemid }) {
       await mustReadSystem(ctx, systemid, false);
@@ -102,6 +107,9 @@ export const recordCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "requestAllTrades_overview",
     contexts: ["world", "platform"],
+    summary:
+      "The system's trades (all, open only or closed only), optionally with their fills. Open to subscribers too.",
+    answer: RequestAllTradesOverview.answer,
     input: Type.Object({
       systemid: id(),
       show_component_signals: Type.Optional(flag()),
@@ -121,6 +129,9 @@ export const recordCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "retrieveSystemEquity",
     contexts: ["world", "platform"],
+    summary:
+      "The system's equity at every NYSE close, with and without the plan's commissions, beside the S&P 500 proxy. Open to subscribers too.",
+    answer: RetrieveSystemEquity.answer,
     input: Type.Object({
       systemid: id(),
       commission_plan: Type.Optional(text(40, { failure: "UnknownCommissionPlan" })),

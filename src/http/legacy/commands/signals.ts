@@ -21,6 +21,13 @@ import { instrumentOf } from "../../../store/trading-state.js";
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { amount as amountField, digits, flag, id, never, text } from "../fields.js";
 import { mustReadSystem, systemActedFor } from "../reach.js";
+import {
+  CancelSignal,
+  RequestMarginEquity,
+  RetrieveSignalsAll,
+  RetrieveSignalsWorking,
+  SubmitSignal,
+} from "../shapes/signals.js";
 
 /**
  * The legacy signal commands (API.md 4.7), answered by the same services as
@@ -306,6 +313,9 @@ const SystemOnly = Type.Object({ systemid: id() });
 export const signalCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "submitSignal",
+    summary:
+      "Sends a signal (order) to the system: market, limit or stop, with profit target and stop loss (one OCA group), conditional on a parent, replacing a working signal (xreplace) or parked until a time. A marketable signal fills before the answer while its market is open.",
+    answer: SubmitSignal.answer,
     refusals: SIGNAL_REFUSALS,
     contexts: ["world", "platform"],
     input: Type.Object({ systemid: id(), signal: Signal }),
@@ -332,6 +342,9 @@ export const signalCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "cancelSignal",
     contexts: ["world", "platform"],
+    summary:
+      "Cancels a working or held signal with its exits and OCA siblings. A traded signal answers ok 0, 'Signal was traded', with the signal.",
+    answer: CancelSignal.answer,
     input: Type.Object({ systemid: id(), signalid: text(SIGNAL_ID) }),
     async handler(ctx, request) {
       const from = started();
@@ -359,6 +372,8 @@ export const signalCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "retrieveSignalsWorking",
     contexts: ["world", "platform"],
+    summary: "The system's working and held signals, oldest first. Open to subscribers too.",
+    answer: RetrieveSignalsWorking.answer,
     input: SystemOnly,
     async handler(ctx, { systemid }) {
       await mustReadSystem(ctx, systemid, true);
@@ -370,6 +385,9 @@ export const signalCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "retrieveSignalsAll",
     contexts: ["world", "platform"],
+    summary:
+      "Every signal of the system, or those posted, traded, expired or canceled between two New York times, with the trades they opened and closed. Open to subscribers too.",
+    answer: RetrieveSignalsAll.answer,
     input: Type.Object({
       systemid: id(),
       filter_type: Type.Optional(text(40)),
@@ -405,6 +423,8 @@ export const signalCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "requestMarginEquity",
     contexts: ["world", "platform"],
+    summary: "The system's model account now: buying power, margin used, equity and cash.",
+    answer: RequestMarginEquity.answer,
     input: SystemOnly,
     async handler(ctx, { systemid }) {
       const { strategyId } = await systemActedFor(ctx, systemid);

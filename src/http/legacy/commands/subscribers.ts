@@ -3,6 +3,7 @@ import { subscribe, subscribersOf, unsubscribe } from "../../../services/subscri
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { id, text } from "../fields.js";
 import { mustFollowSystem, mustReachPerson, personOr, systemActedFor } from "../reach.js";
+import { GetListSubscribers, SubscribeToStrategy, UnsubscribeFromStrategy } from "../shapes/subscribers.js";
 import { newYorkTime } from "./signals.js";
 
 /**
@@ -21,6 +22,8 @@ export const subscriberCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "getListSubscribers",
     contexts: ["world", "platform"],
+    summary: "The system's subscribers, current and past. Its owner's keys only.",
+    answer: GetListSubscribers.answer,
     input: Type.Object({ systemid: id() }),
     async handler(ctx, { systemid }) {
       const { strategyId } = await systemActedFor(ctx, systemid);
@@ -66,6 +69,9 @@ export const subscriberCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "subscribeToStrategy",
     contexts: ["world", "platform"],
+    summary:
+      "Subscribes the key's person (a platform key: a person of its site) to a public system or one the key reaches.",
+    answer: SubscribeToStrategy.answer,
     input: Type.Object({ systemid: id(), personid: Type.Optional(id()) }),
     async handler(ctx, input) {
       await mustFollowSystem(ctx, input.systemid);
@@ -77,6 +83,8 @@ export const subscriberCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "unsubscribeFromStrategy",
     contexts: ["world", "platform"],
+    summary: "Ends the person's subscription to the system at once.",
+    answer: UnsubscribeFromStrategy.answer,
     input: Type.Object({
       systemid: id(),
       personid: Type.Optional(id()),

@@ -13,6 +13,13 @@ import {
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure } from "../command.js";
 import { decimalText, type FieldOptions, flag as flagField, id, text, wholeNumber } from "../fields.js";
 import { mustReachPerson, personOr, systemActedFor } from "../reach.js";
+import {
+  ChangeSystemAttribute,
+  CreateNewSystem,
+  GetSystemDetails,
+  GetSystemRoster,
+  ListAllSystems,
+} from "../shapes/systems.js";
 import { newYorkTime } from "./signals.js";
 
 /**
@@ -186,6 +193,8 @@ const wholeOf = (value: string | undefined) => (value?.trim() ? Number(value) : 
 export const systemCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "getSystemRoster",
+    summary: "The public systems that are alive (active) or stopped lately (recently_active). World context only.",
+    answer: GetSystemRoster.answer,
     contexts: ["world"],
     input: Type.Object({ filter: Type.Optional(text(40, VALUE)) }),
     async handler(ctx, input) {
@@ -224,6 +233,8 @@ export const systemCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "listAllSystems",
     contexts: ["world", "platform"],
+    summary: "The systems the key reaches: its person's own (a Private Platform key: also those of its site's people).",
+    answer: ListAllSystems.answer,
     input: Type.Object({}),
     async handler(ctx) {
       return {
@@ -244,6 +255,8 @@ export const systemCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "getSystemDetails",
     contexts: ["world", "platform"],
+    summary: "A system's description, model account and statistics.",
+    answer: GetSystemDetails.answer,
     input: Type.Object({ systemid: id() }),
     async handler(ctx, { systemid }) {
       const { strategyId, acting } = await systemActedFor(ctx, systemid);
@@ -295,6 +308,8 @@ export const systemCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "createNewSystem",
     contexts: ["world", "platform"],
+    summary: "Creates a system for the key's person or, for a platform key, a person of its site.",
+    answer: CreateNewSystem.answer,
     input: Type.Object({
       name: text(40, VALUE),
       startingcapital: decimalText(VALUE),
@@ -320,6 +335,9 @@ export const systemCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "changeSystemAttribute",
     contexts: ["world", "platform"],
+    summary:
+      "Changes a system's name, descriptions, owner, starting capital (until it trades), fees and flags; answers what changed.",
+    answer: ChangeSystemAttribute.answer,
     input: Type.Object({
       systemid: id(),
       name: Type.Optional(text(40, VALUE)),

@@ -7,6 +7,7 @@ import {
   searchStrategies,
   setLeaderboard,
 } from "../../../services/strategy-search.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { StrategyBasicDetailsRecord } from "../records.js";
 import { DateTime, Id } from "../schemas.js";
@@ -51,6 +52,7 @@ export const discoveryOperations = [
     result: StrategyBasicDetailsRecord,
     permission: anyCaller,
     paginated: true,
+    example: { StrategyName: "momentum", SecurityType: "CS" },
     handler: async (ctx, input, page) => {
       const result = await searchStrategies(
         ctx,
@@ -78,6 +80,7 @@ export const discoveryOperations = [
     result: StrategyBasicDetailsRecord,
     permission: anyCaller,
     paginated: false,
+    example: { SecurityType: "CS" },
     handler: async (ctx, input) => (await leaderboard(ctx, input.SecurityType)).map(basicDetailsOf),
   }),
   defineOperation({
@@ -91,6 +94,7 @@ export const discoveryOperations = [
     result: StrategyBasicDetailsRecord,
     permission: onlyRoles("admin"),
     paginated: false,
+    example: { StrategyIds: [EXAMPLE.strategyId] },
     handler: async (ctx, input) => {
       await setLeaderboard(ctx, input.StrategyIds);
       return (await leaderboard(ctx)).map(basicDetailsOf);

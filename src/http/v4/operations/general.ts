@@ -15,6 +15,7 @@ export const generalOperations = [
     result: Type.String(),
     permission: anyCaller,
     paginated: false,
+    example: { Name: "Ann" },
     handler: async (_ctx, input) => [input.Name === undefined ? "Hello!" : `Hello, ${input.Name}!`],
   }),
   defineOperation({
@@ -28,6 +29,7 @@ export const generalOperations = [
     permission: anyCaller,
     fieldServers: { GeoSiteId: ["GEN"] },
     paginated: false,
+    example: {},
     handler: async (ctx) => {
       const { caller } = ctx;
       return [

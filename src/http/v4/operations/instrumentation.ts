@@ -1,6 +1,7 @@
 import { Type } from "@sinclair/typebox";
 import { onlyRoles } from "../../../core/access.js";
 import { instrumentationExport, MAX_EXPORT_DAYS } from "../../../services/instrumentation.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { InstrumentationExportRecord } from "../records.js";
 import { DateTime, Id } from "../schemas.js";
@@ -20,6 +21,11 @@ export const instrumentationOperations = [
     result: InstrumentationExportRecord,
     permission: onlyRoles("admin", "whitelabel-admin"),
     paginated: false,
+    example: {
+      StartDate: "2026-03-01T00:00:00Z",
+      EndDate: "2026-03-11T00:00:00Z",
+      WhiteLabelSiteId: EXAMPLE.whiteLabelSiteId,
+    },
     handler: async (ctx, input) => {
       const report = await instrumentationExport(
         ctx,

@@ -10,6 +10,7 @@ import {
   SCORE_RANGE,
   updateKycScore,
 } from "../../../services/kyc.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { KycInfoRecord, KycScoreRecord } from "../records.js";
 import { Id } from "../schemas.js";
@@ -35,6 +36,8 @@ export const kycOperations = [
     result: KycScoreRecord,
     permission: siteAdministrators,
     paginated: false,
+    // Both names: white-label sites read PersonId, geo-sites UserToken.
+    example: { PersonId: EXAMPLE.customerId, UserToken: EXAMPLE.userToken },
     handler: async (ctx, input) =>
       (await getKycScore(ctx, { userToken: input.UserToken, personId: input.PersonId })).map(kycScoreRecord),
   }),
@@ -53,6 +56,7 @@ export const kycOperations = [
     result: KycScoreRecord,
     permission: siteAdministrators,
     paginated: false,
+    example: { UserToken: EXAMPLE.userToken, IsFinished: true, IsApproved: true, Score: 87 },
     handler: async (ctx, input) =>
       (
         await updateKycScore(ctx, {
@@ -73,6 +77,7 @@ export const kycOperations = [
     result: KycInfoRecord,
     permission: siteAdministrators,
     paginated: false,
+    example: { UserToken: EXAMPLE.userToken },
     handler: async (ctx, input) =>
       (await getKycInfo(ctx, input.UserToken)).map((info) => ({
         Id: info.id,
@@ -123,6 +128,21 @@ export const kycOperations = [
     result: KycScoreRecord,
     permission: siteAdministrators,
     paginated: false,
+    example: {
+      UserToken: EXAMPLE.userToken,
+      FirstName: "Ben",
+      LastName: "Ortiz",
+      Email: "ben.ortiz@example.com",
+      Phone: "+14155550123",
+      IsPhoneVerified: true,
+      Street: "1 Market St",
+      City: "San Francisco",
+      Province: "CA",
+      PostCode: "94105",
+      Country: "US",
+      PhotoId1: "provider-doc-58213",
+      PhotoId1Title: "Passport",
+    },
     handler: async (ctx, input) =>
       (
         await addKycInfo(ctx, {

@@ -6,6 +6,7 @@ import { statusOfCode } from "../../../core/orders/status.js";
 import { setDesiredPositions } from "../../../services/desired-positions.js";
 import { activeOrders, historicalOrders, openPositions } from "../../../services/order-reads.js";
 import { cancelOrder, type PlacedOrder, placeOrder, replaceOrder } from "../../../services/orders.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import {
   activeOrderJson,
@@ -53,6 +54,19 @@ export const orderOperations = [
     permission: anyCaller,
     paginated: false,
     idempotent: true,
+    example: {
+      Order: {
+        StrategyId: EXAMPLE.strategyId,
+        OrderType: "2",
+        Side: "1",
+        TIF: "1",
+        OrderQuantity: 100,
+        Limit: 195.5,
+        ProfitTarget: 215,
+        StopLoss: 185,
+        ServiceSymbol: { FullSymbol: EXAMPLE.symbol, SymbolType: "stock" },
+      },
+    },
     handler: async (ctx, input) => [signalIdResult(await placeOrder(ctx, readOrder(input.Order, ctx.clock.nowMs())))],
   }),
   defineOperation({
@@ -67,6 +81,18 @@ export const orderOperations = [
     permission: anyCaller,
     paginated: false,
     idempotent: true,
+    example: {
+      Order: {
+        StrategyId: EXAMPLE.strategyId,
+        OrderType: "2",
+        Side: "1",
+        TIF: "1",
+        OrderQuantity: 50,
+        Limit: 192.25,
+        CancelReplaceSignalId: EXAMPLE.replacedSignalId,
+        ServiceSymbol: { FullSymbol: EXAMPLE.symbol },
+      },
+    },
     handler: async (ctx, input) => [signalIdResult(await replaceOrder(ctx, readOrder(input.Order, ctx.clock.nowMs())))],
   }),
   defineOperation({
@@ -81,6 +107,7 @@ export const orderOperations = [
     permission: anyCaller,
     paginated: false,
     idempotent: true,
+    example: { StrategyId: EXAMPLE.strategyId, SignalId: EXAMPLE.canceledSignalId },
     handler: async (ctx, input) => [signalIdResult(await cancelOrder(ctx, input.StrategyId, input.SignalId))],
   }),
   defineOperation({
@@ -102,6 +129,7 @@ export const orderOperations = [
     permission: anyCaller,
     paginated: false,
     preSerialized: true,
+    example: { StrategyIds: [EXAMPLE.strategyId, EXAMPLE.portfolioStrategyId], OrderType: "2" },
     handler: async (ctx, input) =>
       (
         await activeOrders(ctx, {
@@ -132,6 +160,7 @@ export const orderOperations = [
     result: OrderStatusRecord,
     permission: anyCaller,
     paginated: true,
+    example: { StrategyId: EXAMPLE.strategyId, StartDate: "2026-03-01T00:00:00Z", EndDate: "2026-04-01T00:00:00Z" },
     handler: async (ctx, input, page) => {
       const result = await historicalOrders(
         ctx,
@@ -158,6 +187,7 @@ export const orderOperations = [
     permission: anyCaller,
     paginated: false,
     preSerialized: true,
+    example: { StrategyIds: [EXAMPLE.strategyId, EXAMPLE.portfolioStrategyId], SecurityType: "CS" },
     handler: async (ctx, input) =>
       (await openPositions(ctx, { strategyIds: input.StrategyIds, securityType: input.SecurityType })).map(
         openPositionJson,
@@ -174,11 +204,14 @@ export const orderOperations = [
     input: Type.Object({
       StrategyId: Id(),
       Positions: Type.Array(
-        Type.Object({
-          Quantity: Amount({ description: "Signed, non-zero: below zero is short" }),
-          ServiceSymbol: Type.Optional(ServiceSymbolInput),
-          ExchangeSymbol: Type.Optional(ExchangeSymbolInput),
-        }),
+        Type.Object(
+          {
+            Quantity: Amount({ description: "Signed, non-zero: below zero is short" }),
+            ServiceSymbol: Type.Optional(ServiceSymbolInput),
+            ExchangeSymbol: Type.Optional(ExchangeSymbolInput),
+          },
+          { title: "DesiredPosition" },
+        ),
         { maxItems: 500 },
       ),
     }),
@@ -186,6 +219,13 @@ export const orderOperations = [
     permission: anyCaller,
     paginated: false,
     idempotent: true,
+    example: {
+      StrategyId: EXAMPLE.portfolioStrategyId,
+      Positions: [
+        { Quantity: 100, ServiceSymbol: { FullSymbol: EXAMPLE.symbol } },
+        { Quantity: -20, ServiceSymbol: { FullSymbol: "MSFT" } },
+      ],
+    },
     handler: async (ctx, input) => {
       const errors: ErrorEntry[] = [];
       const nowMs = ctx.clock.nowMs();

@@ -12,6 +12,7 @@ import {
   monthlyEquity,
 } from "../../../services/equity.js";
 import { type StrategyDetails, type StrategyRecord, strategyDetails } from "../../../services/strategy-details.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { oncePer, type RawJson, rawJson } from "../raw-json.js";
 import { ClosedTradeRecord, DailyEquityRecord, MonthlyEquityRecord, StrategyDetailsRecord } from "../records.js";
@@ -250,6 +251,7 @@ export const performanceOperations = [
     permission: anyCaller,
     paginated: false,
     preSerialized: true,
+    example: { StrategyId: EXAMPLE.strategyId },
     handler: async (ctx, input) => [detailsOf(await strategyDetails(ctx, input.StrategyId))],
   }),
   defineOperation({
@@ -269,6 +271,7 @@ export const performanceOperations = [
     result: ClosedTradeRecord,
     permission: anyCaller,
     paginated: false,
+    example: { StrategyId: EXAMPLE.strategyId, CommissionPlan: "Institutional", StartDate: "2026-01-01T00:00:00Z" },
     handler: async (ctx, input) =>
       (
         await closedTrades(ctx, input.StrategyId, input.CommissionPlan, {
@@ -289,6 +292,7 @@ export const performanceOperations = [
     permission: anyCaller,
     paginated: false,
     preSerialized: true,
+    example: { StrategyId: EXAMPLE.strategyId },
     handler: async (ctx, input) => {
       const { strategy, months } = await monthlyEquity(ctx, input.StrategyId, input.CommissionPlan);
       return [{ ...equityHeader(strategy), MonthlyResults: monthlyResultsJson(months) }];
@@ -306,6 +310,7 @@ export const performanceOperations = [
     permission: anyCaller,
     paginated: false,
     preSerialized: true,
+    example: { StrategyId: EXAMPLE.strategyId, CommissionPlan: "None" },
     handler: async (ctx, input) => {
       const { strategy, days } = await dailyEquity(ctx, input.StrategyId, input.CommissionPlan);
       return [{ ...equityHeader(strategy), MonthlyResults: dailyResultsJson(days) }];

@@ -5,6 +5,7 @@ import type { PersonView } from "../../../services/person-view.js";
 import { verifiedPhoneExists } from "../../../services/phones.js";
 import { searchProfiles } from "../../../services/profile-search.js";
 import { addProfile, getProfile, IMMUTABLE_PROFILE_FIELDS, updateProfile } from "../../../services/profiles.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { AddPersonResponseRecord, PersonRecord } from "../records.js";
 import { Id } from "../schemas.js";
@@ -74,6 +75,20 @@ export const profileOperations = [
     result: AddPersonResponseRecord,
     permission: administrators,
     paginated: false,
+    example: {
+      FirstName: "Jane",
+      LastName: "Doe",
+      ScreenName: "JaneTrades",
+      Email: "jane.doe@example.com",
+      Password: "correct-horse-battery",
+      Language: "eng",
+      CountryCode: "US",
+      DivisionCode: "US-CA",
+      City: "San Francisco",
+      Phone: "+14155552671",
+      WhiteLabelSiteId: EXAMPLE.whiteLabelSiteId,
+      IPAddress: "203.0.113.7",
+    },
     handler: async (ctx, input) => {
       const added = await addProfile(ctx, {
         firstName: input.FirstName,
@@ -110,6 +125,7 @@ export const profileOperations = [
     permission: anyCaller,
     notAvailableOn: ["WL", "GEO"],
     paginated: false,
+    example: { PersonId: EXAMPLE.customerId, City: "Oakland", ZipCode: "94607" },
     handler: async (ctx, input) => {
       const { personId } = await updateProfile(ctx, {
         personId: input.PersonId,
@@ -143,6 +159,7 @@ export const profileOperations = [
     permission: anyCaller,
     fieldServers: { Icon: ["GEN", "GEO"] },
     paginated: false,
+    example: { PersonId: EXAMPLE.customerId },
     handler: async (ctx, input) => {
       const includeIcon = input.IncludeIconInResponse === true;
       return [personRecord(await getProfile(ctx, input.PersonId, includeIcon))];
@@ -173,6 +190,7 @@ export const profileOperations = [
     permission: administrators,
     fieldServers: { Icon: ["GEN", "GEO"] },
     paginated: true,
+    example: { LastName: "Ortiz", WhiteLabelSiteId: EXAMPLE.whiteLabelSiteId, IsAlive: true },
     handler: async (ctx, input, page) => {
       const { IncludeIconInResponse, ...filters } = input;
       const includeIcon = IncludeIconInResponse === true;
@@ -212,6 +230,7 @@ export const profileOperations = [
     result: Type.Boolean(),
     permission: administrators,
     paginated: false,
+    example: { Phone: "+14155552671" },
     handler: async (ctx, input) => [await verifiedPhoneExists(ctx, input.Phone)],
   }),
 ];

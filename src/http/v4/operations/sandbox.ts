@@ -4,6 +4,7 @@ import type { ClockSetting } from "../../../core/clock.js";
 import { toNumber } from "../../../core/decimal.js";
 import { applyClockSetting } from "../../../services/clock.js";
 import { setHandQuote } from "../../../services/quotes.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { ClockRecord, QuoteRecord } from "../records.js";
 import { DateTime, Nullable } from "../schemas.js";
@@ -29,6 +30,7 @@ export const sandboxOperations = [
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
+    example: { Now: "2026-03-10T15:30:00Z" },
     handler: async (ctx, input) => {
       const setting: ClockSetting =
         input.Now === undefined || input.Now === null
@@ -51,6 +53,7 @@ export const sandboxOperations = [
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
+    example: { Seconds: 3600 },
     handler: async (ctx, input) => {
       const now = await applyClockSetting(ctx.storage, ctx.clock, ctx.clock.advancedBy(input.Seconds));
       await ctx.fillLoop.catchUp();
@@ -80,6 +83,7 @@ export const sandboxOperations = [
     permission: onlyRoles("admin"),
     sandbox: true,
     paginated: false,
+    example: { Symbol: EXAMPLE.symbol, Bid: 201.1, Ask: 201.15, Last: 201.12, BidSize: 300, AskSize: 200 },
     handler: async (ctx, input) => {
       const quote = setHandQuote(ctx.market, ctx.clock, {
         symbol: input.Symbol,

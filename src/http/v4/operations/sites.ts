@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { anyCaller, onlyRoles } from "../../../core/access.js";
 import { listGeoSites } from "../../../services/geo-sites.js";
 import { listGeoSiteMembers, listWhiteLabelSiteMembers, type SiteMember } from "../../../services/site-members.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { GeoSiteMemberRecord, GeoSiteRecord, WhiteLabelSiteMemberRecord } from "../records.js";
 import { Id } from "../schemas.js";
@@ -20,6 +21,7 @@ export const siteOperations = [
     result: WhiteLabelSiteMemberRecord,
     permission: onlyRoles("admin", "whitelabel-admin"),
     paginated: true,
+    example: { WhiteLabelSiteId: EXAMPLE.whiteLabelSiteId },
     handler: async (ctx, input, page) => {
       const result = await listWhiteLabelSiteMembers(ctx, input.WhiteLabelSiteId, page);
       return { ...result, items: result.items.map(siteMemberRecord) };
@@ -38,6 +40,7 @@ export const siteOperations = [
     result: GeoSiteMemberRecord,
     permission: onlyRoles("admin", "geo-admin"),
     paginated: true,
+    example: { GeoSite: EXAMPLE.geoSite },
     handler: async (ctx, input, page) => {
       const result = await listGeoSiteMembers(ctx, input.GeoSite, page);
       return { ...result, items: result.items.map(siteMemberRecord) };
@@ -53,6 +56,7 @@ export const siteOperations = [
     result: GeoSiteRecord,
     permission: anyCaller,
     paginated: false,
+    example: {},
     handler: async (ctx) =>
       (await listGeoSites(ctx)).map((site) => ({ Id: site.id, GeoSIteId: site.name, Domain: site.domain })),
   }),

@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { anyCaller, onlyRoles } from "../../../core/access.js";
 import { STRATEGY_LIMITS } from "../../../core/strategy.js";
 import { addStrategy, reviewStrategyDescriptions, updateStrategy } from "../../../services/strategies.js";
+import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { StrategyIdRecord, StrategyReviewRecord } from "../records.js";
 import { Id, MultilineText } from "../schemas.js";
@@ -34,6 +35,7 @@ export const strategyOperations = [
     result: StrategyIdRecord,
     permission: anyCaller,
     paginated: false,
+    example: { StrategyName: "Blue Chip Swing", StartingCapital: 100000 },
     handler: async (ctx, input) => {
       const { strategyId } = await addStrategy(ctx, {
         name: input.StrategyName,
@@ -62,6 +64,10 @@ export const strategyOperations = [
     permission: anyCaller,
     notAvailableOn: ["WL", "GEO"],
     paginated: false,
+    example: {
+      StrategyId: EXAMPLE.strategyId,
+      ShortDescription: "Large-cap US stocks, held days to weeks",
+    },
     handler: async (ctx, input) => {
       const { strategyId } = await updateStrategy(ctx, {
         strategyId: input.StrategyId,
@@ -87,6 +93,7 @@ export const strategyOperations = [
     result: StrategyReviewRecord,
     permission: onlyRoles("admin"),
     paginated: false,
+    example: { StrategyId: EXAMPLE.strategyId, Approve: true, Note: "Clear and accurate" },
     handler: async (ctx, input) => {
       const review = await reviewStrategyDescriptions(ctx, input.StrategyId, input.Approve, input.Note);
       return [{ StrategyId: review.strategyId, ReviewStatus: review.status }];

@@ -26,6 +26,7 @@ export const symbolOperations = [
     permission: anyCaller,
     cacheSeconds: 3600,
     paginated: true,
+    example: { SymbolType: "future" },
     handler: async (_ctx, input, page) => {
       const result = supportedSymbols(input.SymbolType, page);
       return {

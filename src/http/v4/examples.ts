@@ -1,0 +1,26 @@
+/**
+ * The objects the operations' examples name, as the example service holds
+ * them: a fresh database given, in this order, a geo-site, a white-label site
+ * inside it, that site's administrator and a customer (person 1 is the
+ * service administrator made at the first start), two strategies of the
+ * customer's and three resting orders in the first. test/helpers/examples.ts
+ * builds it, and a test sends every example to it.
+ */
+export const EXAMPLE = {
+  /** The clock of the example service: a Tuesday at 10:00 New York, every market open. */
+  now: "2026-03-10T14:00:00Z",
+  geoSite: "Geo Europe",
+  whiteLabelSiteId: 2,
+  customerId: 3,
+  /** The customer's private KYC token. */
+  userToken: "p8Xr2LqN5vTzW0aYc3KdE7hJm9BsF1uG",
+  /** Public, with a description change waiting for review. */
+  strategyId: 1,
+  /** The strategy SetDesiredPositions' example holds at a portfolio. */
+  portfolioStrategyId: 2,
+  /** Resting orders of the strategy: one replaced by ReplaceStrategyOrder's example, one canceled by CancelStrategyOrder's. */
+  replacedSignalId: 1,
+  canceledSignalId: 2,
+  restingSignalId: 3,
+  symbol: "AAPL",
+} as const;

@@ -1,0 +1,84 @@
+import assert from "node:assert/strict";
+import { EXAMPLE } from "../../src/http/v4/examples.js";
+import { createPerson } from "../../src/services/people.js";
+import { createSite } from "../../src/services/sites.js";
+import { ADMIN_KEY, type TestService } from "./service.js";
+import { placed, setQuote } from "./trading.js";
+
+/**
+ * Fills a fresh service with the objects the operations' examples name
+ * (src/http/v4/examples.ts), through the API where it has a way; fails if an
+ * id comes out other than the examples say.
+ */
+export async function buildExampleService(service: TestService): Promise<void> {
+  const runtime = service.app.runtime;
+  const ok = async (server: "WL" | "GEN" | "GEO", path: string, body: unknown) => {
+    const r = await service.call(server, "POST", path, { body });
+    assert.equal(r.status, 200, `${path}: ${r.text}`);
+    return r.json.Results[0];
+  };
+  const put = async (path: string, body: unknown) => {
+    const r = await service.call("GEN", "PUT", path, { body });
+    assert.equal(r.status, 200, `${path}: ${r.text}`);
+  };
+  await ok("GEN", "/Sandbox/SetClock", { Now: EXAMPLE.now });
+  const geo = await createSite(runtime, { kind: "geo", name: EXAMPLE.geoSite, domain: "geo.example.com" });
+  const site = await createSite(runtime, { kind: "whitelabel", name: "Alpine Trading", geoSiteId: geo.id });
+  assert.equal(site.id, EXAMPLE.whiteLabelSiteId);
+  await createPerson(runtime, {
+    email: "ann.lee@alpine.example.com",
+    firstName: "Ann",
+    lastName: "Lee",
+    role: "whitelabel-admin",
+    siteId: site.id,
+  });
+  const customer = await createPerson(runtime, {
+    email: "ben.ortiz@example.com",
+    firstName: "Ben",
+    lastName: "Ortiz",
+    role: "person",
+    siteId: site.id,
+  });
+  assert.equal(customer.personId, EXAMPLE.customerId);
+  // A person's KYC token is random and private; the examples need one they can print.
+  await service.storage.db
+    .updateTable("persons")
+    .set({ user_token: EXAMPLE.userToken })
+    .where("id", "=", customer.personId)
+    .execute();
+
+  const strategy = await ok("WL", "/Strategies/AddStrategy", {
+    StrategyName: "Momentum One",
+    StartingCapital: 100_000,
+    StrategyOwnerPersonId: customer.personId,
+    InitialSiteVisibility: true,
+  });
+  assert.equal(strategy.StrategyId, EXAMPLE.strategyId);
+  const portfolio = await ok("WL", "/Strategies/AddStrategy", {
+    StrategyName: "Core Portfolio",
+    StartingCapital: 250_000,
+    StrategyOwnerPersonId: customer.personId,
+  });
+  assert.equal(portfolio.StrategyId, EXAMPLE.portfolioStrategyId);
+  await put("/Strategies/UpdateStrategy", {
+    StrategyId: EXAMPLE.strategyId,
+    LongDescription: "Buys US large caps breaking out of a 20-day range.",
+  });
+
+  await setQuote(service, EXAMPLE.symbol, 200, 200.05);
+  await setQuote(service, "MSFT", 400, 400.1);
+  const resting = [];
+  for (let i = 0; i < 3; i++) {
+    const order = await placed(service, ADMIN_KEY, {
+      StrategyId: EXAMPLE.strategyId,
+      OrderType: "2",
+      Side: "1",
+      TIF: "1",
+      OrderQuantity: 10,
+      Limit: 190,
+      ServiceSymbol: { FullSymbol: EXAMPLE.symbol },
+    });
+    resting.push(order.SignalId);
+  }
+  assert.deepEqual(resting, [EXAMPLE.replacedSignalId, EXAMPLE.canceledSignalId, EXAMPLE.restingSignalId]);
+}
