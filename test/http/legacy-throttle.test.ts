@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { BACKENDS, type Population, populate, startTestService, type TestService } from "../helpers/service.js";
 
@@ -74,6 +75,31 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await titles(2, { apikey: "short" }), ["Invalid apikey", "Too many requests"]);
       const inQuery = await legacy({}, { apikey: population.keys.personB });
       assert.equal(inQuery.json.ok, 1, "a key in the query string has a budget of its own");
+    });
+
+    test("made-up keys, one per request, are throttled per address before any storage read; a known key keeps its own budget", async () => {
+      machineTime += 60_000;
+      const madeUp = () => `made-up-key-${randomBytes(16).toString("hex")}`;
+      // Keys that fail spend the address's budget for failing keys (the legacy budget, 3 here).
+      for (let i = 0; i < 3; i++) assert.equal((await legacy({ apikey: madeUp() })).json.error.title, "Invalid apikey");
+      const db = service.storage.db;
+      const executeQuery = db.executeQuery;
+      let reads = 0;
+      db.executeQuery = ((query) => {
+        reads += 1;
+        return executeQuery.call(db, query);
+      }) as typeof db.executeQuery;
+      try {
+        for (let i = 0; i < 4; i++) {
+          const r = await legacy({ apikey: madeUp() });
+          assert.deepEqual([r.status, r.json.ok, r.json.error.title], [429, 0, "Too many requests"]);
+          assert.ok(Number(r.headers["retry-after"]) > 0);
+        }
+        assert.equal(reads, 0, "no key was read from storage for the throttled requests");
+      } finally {
+        db.executeQuery = executeQuery;
+      }
+      assert.equal((await legacy({ apikey: population.keys.personA })).json.ok, 1);
     });
   });
 }

@@ -6,7 +6,7 @@ import { isWellFormedKey } from "../../core/keys.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
 import type { TradingRuntime } from "../../services/trading.js";
-import type { RateLimiter } from "../rate-limit.js";
+import type { RateDecision, RateLimiter } from "../rate-limit.js";
 import {
   acceptAnyBody,
   HTTP_TIMEOUTS,
@@ -69,8 +69,9 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       const limited = limitRate(request, reply, apikey);
       if (limited) return limited;
       if (apikey === "") throw new LegacyFailure("KeyRequired", "Send your API key as apikey in the JSON body");
-      const authentication = await authenticate(deps.runtime, apikey, request.raw.socket);
+      const authentication = await authenticate(deps.runtime, apikey, request.raw.socket, () => mayReadKey(request));
       if (!authentication.ok) {
+        deps.limiter.consume(failedKeysOf(request));
         throw new LegacyFailure(authentication.error, "The apikey is not valid for this service");
       }
       const caller = authentication.principal;
@@ -96,6 +97,7 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       );
       return send(reply, { ok: 1, ...result });
     } catch (error) {
+      if (error instanceof Throttled) return throttled(reply, error.decision);
       const failure = error instanceof Refusal ? refused(error, command) : error;
       if (failure instanceof LegacyFailure) {
         return send(reply, { ok: 0, ...failure.extra, error: { title: failure.title, message: failure.message } });
@@ -111,10 +113,23 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
    */
   const limitRate = (request: FastifyRequest, reply: FastifyReply, apikey: string) => {
     const decision = deps.limiter.consume(isWellFormedKey(apikey) ? `key:${apikey}` : `ip:${request.ip}`);
-    if (decision.allowed) return undefined;
+    return decision.allowed ? undefined : throttled(reply, decision);
+  };
+
+  const throttled = (reply: FastifyReply, decision: RateDecision) => {
     reply.header("Retry-After", decision.resetSeconds);
     const message = `At most ${decision.limit} requests a window per apikey; retry in ${decision.resetSeconds} seconds`;
     return send(reply, failureBody("RateLimited", message), 429);
+  };
+
+  /**
+   * A key new to this process is read from storage only while its address has
+   * budget left for keys that fail: a made-up key per request would otherwise
+   * get a budget of its own each time and a storage read each time.
+   */
+  const mayReadKey = (request: FastifyRequest) => {
+    const decision = deps.limiter.peek(failedKeysOf(request));
+    if (!decision.allowed) throw new Throttled(decision);
   };
 
   const document = legacyOpenApiDocument(deps.commands);
@@ -176,4 +191,14 @@ const failureBody = (name: LegacyFailureName, message: string) => ({
 
 function send(reply: FastifyReply, body: Record<string, unknown>, status = 200): FastifyReply {
   return reply.code(status).type("application/json").send(JSON.stringify(body));
+}
+
+/** Keys that failed, counted against the address that presented them. */
+const failedKeysOf = (request: FastifyRequest) => `failed-key:${request.ip}`;
+
+/** A key not read: its address sent too many keys that failed. */
+class Throttled extends Error {
+  constructor(readonly decision: RateDecision) {
+    super("too many failing keys from this address");
+  }
 }
