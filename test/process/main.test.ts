@@ -332,6 +332,8 @@ describe("the migrate command", () => {
 describe("DEMO=1", () => {
   test("fills an empty database, logging its progress, and prints keys that work on stderr; a second start skips it", async () => {
     const server = await startServer({ env: { DEMO: "1" } });
+    // The log is written in batches (every 20 ms): its last lines may follow the ports' opening.
+    await waitFor(() => server.stdout().includes('"demo data: done"'), "the demo's last progress line");
     const out = server.stderr();
     assert.match(out, /Demo data created/);
     const progress = jsonLines(server.stdout())
@@ -351,6 +353,7 @@ describe("DEMO=1", () => {
     assert.deepEqual(await server.stop("SIGTERM"), { code: 0, signal: null });
 
     const again = await startServer({ dataDir: server.dataDir, env: { DEMO: "1" } });
+    await waitFor(() => again.stdout().includes('"demo data skipped"'), "the demo's skipping line");
     assert.doesNotMatch(again.stderr(), /Demo data created/);
     assert.ok(jsonLines(again.stdout()).some((log) => log.msg === "demo data skipped"));
     assert.deepEqual(await again.stop("SIGTERM"), { code: 0, signal: null });
