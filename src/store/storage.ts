@@ -41,8 +41,9 @@ export interface Storage {
   readonly dataVersion?: () => number;
   /**
    * SQLite only: moves whenever something may have been written: another
-   * connection committed (data_version) or the connection queries run on
-   * changed rows (total_changes). While it stands, every row reads as it did.
+   * connection committed (data_version, looked at once a turn of the event
+   * loop) or the connection queries run on changed rows (total_changes, at
+   * once). While it stands, every row reads as it did.
    */
   readonly writeMark?: () => string;
 }
@@ -73,13 +74,26 @@ function openSqlite(dataDir: string): Storage {
   configureSqlite(database);
   const db = new Kysely<Database>({ dialect: new QueuedSqliteDialect({ database: withStatementCache(database) }) });
   const dataVersion = database.prepare("pragma data_version").pluck();
-  const writeMark = database.prepare("select data_version || ':' || total_changes() from pragma_data_version").pluck();
+  const totalChanges = database.prepare("select total_changes()").pluck();
+  // data_version takes the WAL read lock, microseconds under load: read once a turn of the event
+  // loop. Another connection's commit seen a turn late is one the requests of that turn raced with;
+  // this connection's own changes (total_changes, a counter read without a lock) count at once.
+  let versionThisTurn: number | null = null;
+  const dataVersionThisTurn = () => {
+    if (versionThisTurn === null) {
+      versionThisTurn = dataVersion.get() as number;
+      setImmediate(() => {
+        versionThisTurn = null;
+      });
+    }
+    return versionThisTurn;
+  };
   return {
     db,
     backend: "sqlite",
     location: { backend: "sqlite", file },
     dataVersion: () => dataVersion.get() as number,
-    writeMark: () => writeMark.get() as string,
+    writeMark: () => `${dataVersionThisTurn()}:${totalChanges.get() as number}`,
     async close() {
       // The last connection to close checkpoints the WAL into the database file.
       await db.destroy();

@@ -6,6 +6,8 @@ import type { Storage } from "../../src/store/storage.js";
 import { transaction } from "../../src/store/transaction.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
 
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 /** Keyed reads (src/store/keyed-reads.ts): one statement per turn, and on SQLite none while nothing is written. */
 for (const backend of BACKENDS) {
   describe(`keyed reads (${backend})`, () => {
@@ -50,6 +52,8 @@ for (const backend of BACKENDS) {
       await sql`update items set label = 'uno' where id = 1`.execute(fresh.storage.db);
       assert.equal(await reads.get(1), "uno");
       await sql`update items set label = 'eins' where id = 1`.execute(other.db);
+      // Another connection's commit is seen from the next turn of the event loop (as a request's arrival is).
+      await nextTurn();
       assert.equal(await reads.get(1), "eins");
       await transaction(fresh.storage, async (tx) => {
         await sql`update items set label = 'un' where id = 1`.execute(tx);
@@ -86,6 +90,7 @@ for (const backend of BACKENDS) {
         const kept = await counted(async () => [await reads.get(3), await reads.get(3)]);
         assert.deepEqual(kept, { value: ["three", "three"], statements: 0 });
         await sql`update items set label = 'drei' where id = 3`.execute(other.db);
+        await nextTurn();
         assert.deepEqual(await counted(async () => reads.get(3)), { value: "drei", statements: 1 });
         await sql`update items set label = 'tres' where id = 3`.execute(fresh.storage.db);
         assert.deepEqual(await counted(async () => reads.get(3)), { value: "tres", statements: 1 });
