@@ -293,3 +293,20 @@ async function withinMs<T>(promise: Promise<T>, ms: number, what: string): Promi
     clearTimeout(timer);
   }
 }
+
+/** How many statements the service's storage ran while `work` ran (a test's way to see what was read). */
+export async function statementsDuring(service: TestService, work: () => Promise<void>): Promise<number> {
+  const db = service.storage.db;
+  const executeQuery = db.executeQuery;
+  let statements = 0;
+  db.executeQuery = ((query) => {
+    statements += 1;
+    return executeQuery.call(db, query);
+  }) as typeof db.executeQuery;
+  try {
+    await work();
+  } finally {
+    db.executeQuery = executeQuery;
+  }
+  return statements;
+}

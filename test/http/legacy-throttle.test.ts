@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { BACKENDS, type Population, populate, startTestService, type TestService } from "../helpers/service.js";
+import {
+  BACKENDS,
+  type Population,
+  populate,
+  startTestService,
+  statementsDuring,
+  type TestService,
+} from "../helpers/service.js";
 
 for (const backend of BACKENDS) {
   describe(`legacy v3 throttle (${backend})`, () => {
@@ -82,23 +89,14 @@ for (const backend of BACKENDS) {
       const madeUp = () => `made-up-key-${randomBytes(16).toString("hex")}`;
       // Keys that fail spend the address's budget for failing keys (the legacy budget, 3 here).
       for (let i = 0; i < 3; i++) assert.equal((await legacy({ apikey: madeUp() })).json.error.title, "Invalid apikey");
-      const db = service.storage.db;
-      const executeQuery = db.executeQuery;
-      let reads = 0;
-      db.executeQuery = ((query) => {
-        reads += 1;
-        return executeQuery.call(db, query);
-      }) as typeof db.executeQuery;
-      try {
+      const reads = await statementsDuring(service, async () => {
         for (let i = 0; i < 4; i++) {
           const r = await legacy({ apikey: madeUp() });
           assert.deepEqual([r.status, r.json.ok, r.json.error.title], [429, 0, "Too many requests"]);
           assert.ok(Number(r.headers["retry-after"]) > 0);
         }
-        assert.equal(reads, 0, "no key was read from storage for the throttled requests");
-      } finally {
-        db.executeQuery = executeQuery;
-      }
+      });
+      assert.equal(reads, 0, "no key was read from storage for the throttled requests");
       assert.equal((await legacy({ apikey: population.keys.personA })).json.ok, 1);
     });
   });

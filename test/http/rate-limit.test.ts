@@ -1,7 +1,14 @@
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { BACKENDS, type Population, populate, startTestService, type TestService } from "../helpers/service.js";
+import {
+  BACKENDS,
+  type Population,
+  populate,
+  startTestService,
+  statementsDuring,
+  type TestService,
+} from "../helpers/service.js";
 
 for (const backend of BACKENDS) {
   describe(`rate limits (${backend})`, () => {
@@ -84,14 +91,7 @@ for (const backend of BACKENDS) {
         assert.equal(r.status, 401);
         assert.equal(r.json.ResponseStatus.Errors[0].ErrorCode, "2015");
       }
-      const db = service.storage.db;
-      const executeQuery = db.executeQuery;
-      let reads = 0;
-      db.executeQuery = ((query) => {
-        reads += 1;
-        return executeQuery.call(db, query);
-      }) as typeof db.executeQuery;
-      try {
+      const reads = await statementsDuring(service, async () => {
         for (let i = 0; i < 5; i++) {
           const r = await service.call("WL", "GET", "/General/GetAccessKey", { key: madeUp() });
           assert.equal(r.status, 429);
@@ -99,10 +99,8 @@ for (const backend of BACKENDS) {
           assert.equal(r.headers["retry-after"], "60");
           assert.equal(r.json.ResponseStatus.Errors[0].ErrorCode, "1003");
         }
-        assert.equal(reads, 0, "no key was read from storage for the throttled requests");
-      } finally {
-        db.executeQuery = executeQuery;
-      }
+      });
+      assert.equal(reads, 0, "no key was read from storage for the throttled requests");
       const known = await service.call("WL", "GET", "/General/GetAccessKey", { key: population.keys.personA });
       assert.equal(known.status, 200);
       assert.equal(known.headers["x-limit-type"], "key");
