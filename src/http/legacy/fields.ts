@@ -1,4 +1,7 @@
 import { Type } from "@sinclair/typebox";
+import { amountProblemMessage, readAmount } from "../../core/amounts.js";
+import type { Decimal } from "../../core/decimal.js";
+import { LegacyFailure } from "./command.js";
 import type { LegacyFailureName } from "./titles.js";
 
 /**
@@ -68,6 +71,13 @@ export const amount = (options: FieldOptions = {}) =>
     errorMessage: "must be a number",
     ...failureOf(options),
   });
+
+/** The value of an amount field (amounts.ts); one that cannot be read fails with `failure`, naming `field`. */
+export function amountOf(value: number | string, field: string, failure: LegacyFailureName): Decimal {
+  const reading = readAmount(typeof value === "string" ? value.trim() : value);
+  if (!reading.ok) throw new LegacyFailure(failure, amountProblemMessage(field, reading.problem));
+  return reading.value;
+}
 
 /** Digits only (or "" for not given): times written as numbers. */
 export const digits = (maxLength: number, options: FieldOptions = {}) =>

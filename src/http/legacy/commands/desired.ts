@@ -1,5 +1,4 @@
 import { type Static, Type } from "@sinclair/typebox";
-import { amountProblemMessage, readAmount } from "../../../core/amounts.js";
 import { formatDecimal } from "../../../core/decimal.js";
 import { fromServiceSymbol } from "../../../core/symbols/instrument.js";
 import { sentSymbolOf } from "../../../core/symbols/original-futures.js";
@@ -10,7 +9,7 @@ import {
   setDesiredPositions,
 } from "../../../services/desired-positions.js";
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure } from "../command.js";
-import { amount, id, text } from "../fields.js";
+import { amount, amountOf, id, text } from "../fields.js";
 import { systemActedFor } from "../reach.js";
 import { GetDesiredPositions, SetDesiredPositions } from "../shapes/desired.js";
 
@@ -54,9 +53,8 @@ function portfolioOf(entries: Static<typeof Positions>, nowMs: number): DesiredP
     if (!instrument) throw new LegacyFailure("InvalidSymbol", `positions[${i}]: ${written} is not known`);
     const field = `positions[${i}].quant`;
     if (entry.quant === undefined) throw new LegacyFailure("InvalidRequest", `${field} must be a signed whole number`);
-    const reading = readAmount(typeof entry.quant === "string" ? entry.quant.trim() : entry.quant);
-    if (!reading.ok) throw new LegacyFailure("InvalidRequest", amountProblemMessage(field, reading.problem));
-    return { instrument, quantity: reading.value, sentSymbol: sentSymbolOf(written, instrument) };
+    const quantity = amountOf(entry.quant, field, "InvalidRequest");
+    return { instrument, quantity, sentSymbol: sentSymbolOf(written, instrument) };
   });
 }
 

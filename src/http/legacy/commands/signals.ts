@@ -1,5 +1,4 @@
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
-import { amountProblemMessage, readAmount } from "../../../core/amounts.js";
 import { localParts } from "../../../core/calendar.js";
 import { parseLocalDateTime } from "../../../core/datetime.js";
 import { type Decimal, decimal, div, formatDecimal, isZero } from "../../../core/decimal.js";
@@ -19,7 +18,7 @@ import { modelAccount } from "../../../services/trading.js";
 import type { OrderRow } from "../../../store/trading-state.js";
 import { instrumentOf } from "../../../store/trading-state.js";
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
-import { amount as amountField, digits, flag, id, never, text } from "../fields.js";
+import { amount as amountField, amountOf, digits, flag, id, never, text } from "../fields.js";
 import { mustReadSystem, systemActedFor } from "../reach.js";
 import {
   CancelSignal,
@@ -98,19 +97,12 @@ const ACTIONS: Readonly<Record<string, { side: "buy" | "sell"; openClose: "open"
 const actionOf = (side: string, openClose: string) =>
   side === "buy" ? (openClose === "open" ? "BTO" : "BTC") : openClose === "open" ? "STO" : "STC";
 
-/** A price or quantity of a signal: a JSON number rounded to eight places, or text read exactly (amounts.ts). */
-function amount(value: number | string, field: string): Decimal {
-  const reading = readAmount(typeof value === "string" ? value.trim() : value);
-  if (!reading.ok) throw new LegacyFailure("InvalidSignal", amountProblemMessage(field, reading.problem));
-  return reading.value;
-}
-
 /** A price, or undefined for none ("", 0). */
 function price(value: number | string | undefined, field: string): Decimal | undefined {
   if (value === undefined || value === 0 || (typeof value === "string" && ["", "0"].includes(value.trim()))) {
     return undefined;
   }
-  return amount(value, field);
+  return amountOf(value, field, "InvalidSignal");
 }
 
 /** The park time: parkUntilSecs (epoch seconds) or parkUntilYYYYMMDDHHMM (New York). */
@@ -151,7 +143,7 @@ async function plainOrderOf(
   const symbolType = signal.typeofsymbol ?? "stock";
   const instrument = fromServiceSymbol(written, symbolType, ctx.clock.nowMs());
   if (!instrument) throw new LegacyFailure("InvalidSymbol", `${written} is not a known ${symbolType}`);
-  const quantity = amount(signal.quant, `${field}.quant`);
+  const quantity = amountOf(signal.quant, `${field}.quant`, "InvalidSignal");
   const limit = price(signal.limit, `${field}.limit`);
   const stop = price(signal.stop, `${field}.stop`);
   if (limit !== undefined && stop !== undefined) {
