@@ -31,6 +31,7 @@ export const ERRORS = {
   NewOrderRejected: { code: "2010", status: 409, message: "New order rejected" },
   CancelRejected: { code: "2011", status: 409, message: "Cancel rejected" },
   NotFound: { code: "2013", status: 404, message: "Not found" },
+  InsufficientFunds: { code: "2020", status: 402, message: "Insufficient house account funds" },
   MalformedKey: { code: "2014", status: 401, message: "Malformed API key" },
   UnknownKey: { code: "2015", status: 401, message: "Unknown API key" },
   ExpiredKey: { code: "2016", status: 401, message: "The API key has expired" },

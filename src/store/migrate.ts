@@ -15,6 +15,7 @@ import { accountsMigration } from "./migrations/0013_accounts.js";
 import { strategyRecordsMigration } from "./migrations/0014_strategy_records.js";
 import { sentSymbolsMigration } from "./migrations/0015_sent_symbols.js";
 import { idempotencyKeysMigration } from "./migrations/0016_idempotency_keys.js";
+import { commerceMigration } from "./migrations/0017_commerce.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -37,6 +38,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0014_strategy_records": strategyRecordsMigration(),
     "0015_sent_symbols": sentSymbolsMigration(),
     "0016_idempotency_keys": idempotencyKeysMigration(),
+    "0017_commerce": commerceMigration(storage.backend),
   };
 }
 

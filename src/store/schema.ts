@@ -29,6 +29,10 @@ export interface Database {
   outbox_positions: OutboxPositionsTable;
   strategy_records: StrategyRecordsTable;
   idempotency_keys: IdempotencyKeysTable;
+  site_catalog: SiteCatalogTable;
+  ledger_accounts: LedgerAccountsTable;
+  ledger_transactions: LedgerTransactionsTable;
+  ledger_entries: LedgerEntriesTable;
 }
 
 export interface ServiceSettingsTable {
@@ -49,6 +53,8 @@ export interface SitesTable {
   support_company_name: string | null;
   support_site_url: string | null;
   support_email: string | null;
+  /** 1: resold subscriptions may be charged into a negative house-account balance. */
+  allow_negative_billing: Generated<number>;
 }
 
 export interface PersonsTable {
@@ -164,6 +170,8 @@ export interface StrategiesTable {
   /** Exact decimal text. */
   starting_capital: string;
   monthly_cost: Generated<string>;
+  /** The yearly price when the owner offers annual billing (exact decimal text); null: monthly only. */
+  annual_cost: string | null;
   /** The published descriptions. */
   short_description: string | null;
   long_description: string | null;
@@ -400,7 +408,20 @@ export interface LeaderboardTable {
   strategy_id: number;
 }
 
-/** A person following a strategy: live while ended_at is null or in the future. */
+/** real: live signals; simulated: aggregate performance only; paper: a paper-trading account follows. */
+export type SubscriptionKind = "real" | "simulated" | "paper";
+
+/**
+ * Who pays whom. free: no price (a free strategy, or the legacy subscribe of one);
+ * grant: a white-label site's finite access to a strategy it owns, billed by the site
+ * itself; resale: a catalog strategy billed monthly to the site's house account;
+ * direct: the customer pays the price through the payment provider (GEN checkout).
+ */
+export type SubscriptionLane = "free" | "grant" | "resale" | "direct";
+
+export type BillingInterval = "month" | "year";
+
+/** A person following a strategy: live while ended_at is null or in the future. Money in integer cents. */
 export interface SubscriptionsTable {
   id: Generated<number>;
   /** The public id (subscription_guid). */
@@ -411,6 +432,89 @@ export interface SubscriptionsTable {
   platform_id: number | null;
   started_at: number;
   ended_at: number | null;
+  kind: Generated<SubscriptionKind>;
+  lane: Generated<SubscriptionLane>;
+  /** The white-label site that sold or granted it. */
+  site_id: number | null;
+  /** What the payer is charged each interval: the wholesale price on resale, the customer's on direct. */
+  price_cents: Generated<number>;
+  /** The revenue row: the strategy's base price and the site's markup when it started. */
+  base_price_cents: Generated<number>;
+  markup_cents: Generated<number>;
+  billing_interval: BillingInterval | null;
+  billing_interval_count: number | null;
+  /** The end of the paid or granted term; null: access is not bought by terms (free). */
+  paid_until: number | null;
+  /** When the biller charges next and how much; null: nothing more is charged. */
+  next_charge_at: number | null;
+  next_charge_cents: number | null;
+  /** 1 once an end-of-term stop is asked for: billing stopped, access runs to paid_until. */
+  cancel_pending: Generated<number>;
+  failure_count: Generated<number>;
+  last_failure_reason: string | null;
+  last_failure_at: number | null;
+  last_charge_at: number | null;
+  last_charge_cents: number | null;
+  /** Charges settled so far: the next charge's ledger reference is charge:<id>:<charge_seq + 1>. */
+  charge_seq: Generated<number>;
+  /** The IdempotencyKey of the call that made it and a hash of that call's parameters. */
+  idempotency_key: string | null;
+  request_fingerprint: string | null;
+  /** Simulated: the strategy's equity when the simulation started (exact decimal text). */
+  start_equity: string | null;
+  /** Why it ended: stopped, immediate, lapsed, billing_failed, superseded, unsubscribed. */
+  end_reason: string | null;
+  /** The payment provider's reference of the customer's payment method (direct lane). */
+  payment_ref: string | null;
+  /** person:strategy while live (unique: one live subscription per person and strategy), null once ended. */
+  live_key: string | null;
+}
+
+/** A strategy a white-label site resells, with the site's markup and presentation. */
+export interface SiteCatalogTable {
+  site_id: number;
+  strategy_id: number;
+  markup_cents: Generated<number>;
+  /** Shown instead of the strategy's name when set. */
+  display_name: string | null;
+  short_description: string | null;
+  long_description: string | null;
+  added_at: number;
+  updated_at: number;
+}
+
+/** house: a white-label site's prepaid funds; owner: what a strategy owner earned; external, provider: money from outside. */
+export type LedgerAccountKind = "house" | "owner" | "external" | "provider";
+
+export interface LedgerAccountsTable {
+  id: Generated<number>;
+  /** house:<site>, owner:<person>, external, provider: one account per owner. */
+  owner_key: string;
+  kind: LedgerAccountKind;
+  site_id: number | null;
+  person_id: number | null;
+  created_at: number;
+}
+
+export type LedgerTransactionKind = "fund" | "charge" | "refund";
+
+/** One movement of money; its entries sum to zero. */
+export interface LedgerTransactionsTable {
+  id: Generated<number>;
+  kind: LedgerTransactionKind;
+  /** Unique when set: a charge is charge:<subscription>:<seq>, so no period is charged twice. */
+  reference: string | null;
+  subscription_id: number | null;
+  memo: string | null;
+  created_at: number;
+}
+
+/** One side of a transaction: a signed amount in cents on one account. */
+export interface LedgerEntriesTable {
+  id: Generated<number>;
+  transaction_id: number;
+  account_id: number;
+  amount_cents: number;
 }
 
 export interface IdempotencyKeysTable {

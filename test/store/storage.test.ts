@@ -32,6 +32,7 @@ for (const backend of BACKENDS) {
         "0014_strategy_records",
         "0015_sent_symbols",
         "0016_idempotency_keys",
+        "0017_commerce",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -102,6 +103,7 @@ for (const backend of BACKENDS) {
           "0014_strategy_records",
           "0015_sent_symbols",
           "0016_idempotency_keys",
+          "0017_commerce",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -712,13 +712,14 @@ export interface components {
          *     - `2010` (HTTP 409) NewOrderRejected: New order rejected
          *     - `2011` (HTTP 409) CancelRejected: Cancel rejected
          *     - `2013` (HTTP 404) NotFound: Not found
+         *     - `2020` (HTTP 402) InsufficientFunds: Insufficient house account funds
          *     - `2014` (HTTP 401) MalformedKey: Malformed API key
          *     - `2015` (HTTP 401) UnknownKey: Unknown API key
          *     - `2016` (HTTP 401) ExpiredKey: The API key has expired
          *     - `2017` (HTTP 401) RevokedKey: The API key has been revoked
          * @enum {string}
          */
-        ErrorCode: "1001" | "1002" | "1003" | "1004" | "1005" | "1101" | "1102" | "1103" | "1104" | "1105" | "1121" | "1201" | "1202" | "1203" | "1204" | "1500" | "2010" | "2011" | "2013" | "2014" | "2015" | "2016" | "2017";
+        ErrorCode: "1001" | "1002" | "1003" | "1004" | "1005" | "1101" | "1102" | "1103" | "1104" | "1105" | "1121" | "1201" | "1202" | "1203" | "1204" | "1500" | "2010" | "2011" | "2013" | "2020" | "2014" | "2015" | "2016" | "2017";
         ExchangeSymbol: {
             Symbol: string;
             /** @description ISO 4217 */

@@ -33,6 +33,7 @@ export const LEGACY_TITLES = {
   NewOrderRejected: "Signal rejected",
   CancelRejected: "Signal could not be canceled",
   NotFound: "Not found",
+  InsufficientFunds: "Insufficient funds",
   // Failures only the legacy layer answers.
   UnknownAddress: "Unknown address",
   UnreadableRequest: "Bad request",

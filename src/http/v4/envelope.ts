@@ -6,6 +6,7 @@ import { jsonChunks } from "./raw-json.js";
 export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
   400: "BadRequest",
   401: "Unauthorized",
+  402: "PaymentRequired",
   403: "Forbidden",
   404: "NotFound",
   408: "RequestTimeout",
