@@ -1,5 +1,6 @@
 import type { Generated } from "kysely";
 import type { Role } from "../core/access.js";
+import type { BillingInterval } from "../core/billing.js";
 
 /**
  * The tables as Kysely sees them. Times are integer milliseconds since the
@@ -418,8 +419,6 @@ export type SubscriptionKind = "real" | "simulated" | "paper";
  * direct: the customer pays the price through the payment provider (GEN checkout).
  */
 export type SubscriptionLane = "free" | "grant" | "resale" | "direct";
-
-export type BillingInterval = "month" | "year";
 
 /** A person following a strategy: live while ended_at is null or in the future. Money in integer cents. */
 export interface SubscriptionsTable {

@@ -47,9 +47,7 @@ export function commerceMigration(backend: Backend): Migration {
       // A person holds at most one live subscription per strategy, whatever its kind: the
       // unique key is set while it lives and cleared when it ends, so concurrent starts
       // race on the index, not on a read.
-      await sql`update subscriptions set live_key = person_id || ':' || strategy_id where ended_at is null`.execute(
-        db,
-      );
+      await sql`update subscriptions set live_key = person_id || ':' || strategy_id where ended_at is null`.execute(db);
       await db.schema.createIndex("subscriptions_live_key").on("subscriptions").column("live_key").unique().execute();
       await db.schema
         .createIndex("subscriptions_due_idx")
