@@ -1,8 +1,8 @@
-import { randomUUID } from "node:crypto";
 import { refuse } from "../core/errors.js";
 import type { PlatformId } from "../core/ids.js";
 import { withTransaction } from "../store/transaction.js";
 import { dbOf, type Runtime } from "./runtime.js";
+import { endSubscription, liveSubscription, startSubscription } from "./subscription-rows.js";
 
 /**
  * Subscriptions as the legacy commands use them: a person follows a strategy
@@ -18,21 +18,10 @@ export async function subscribe(
   return withTransaction(runtime, async ({ tx }) => {
     const person = await tx.selectFrom("persons").select("id").where("id", "=", personId).executeTakeFirst();
     if (!person) throw refuse("NotFound", { field: "personid", message: `No person ${personId}` });
-    const now = runtime.clock.nowMs();
-    const live = await tx
-      .selectFrom("subscriptions")
-      .select("guid")
-      .where("strategy_id", "=", strategyId)
-      .where("person_id", "=", personId)
-      .where((eb) => eb.or([eb("ended_at", "is", null), eb("ended_at", ">", now)]))
-      .executeTakeFirst();
-    if (live) return live.guid;
-    const guid = randomUUID();
-    await tx
-      .insertInto("subscriptions")
-      .values({ guid, strategy_id: strategyId, person_id: personId, platform_id: platformId, started_at: now })
-      .execute();
-    return guid;
+    const result = await startSubscription(tx, personId, strategyId, runtime.clock.nowMs(), {
+      platform_id: platformId,
+    });
+    return result.started ? result.row.guid : result.live.guid;
   });
 }
 
@@ -40,19 +29,13 @@ export async function subscribe(
 export async function unsubscribe(runtime: Runtime, strategyId: number, personId: number): Promise<string> {
   return withTransaction(runtime, async ({ tx }) => {
     const now = runtime.clock.nowMs();
-    const live = await tx
-      .selectFrom("subscriptions")
-      .select(["id", "guid"])
-      .where("strategy_id", "=", strategyId)
-      .where("person_id", "=", personId)
-      .where((eb) => eb.or([eb("ended_at", "is", null), eb("ended_at", ">", now)]))
-      .executeTakeFirst();
+    const live = await liveSubscription(tx, personId, strategyId, now);
     if (!live)
       throw refuse("NotFound", {
         field: "personid",
         message: `Person ${personId} does not follow system ${strategyId}`,
       });
-    await tx.updateTable("subscriptions").set({ ended_at: now }).where("id", "=", live.id).execute();
+    await endSubscription(tx, live.id, now, now, "unsubscribed");
     return live.guid;
   });
 }
