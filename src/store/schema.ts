@@ -467,6 +467,11 @@ export interface SubscriptionsTable {
   payment_ref: string | null;
   /** person:strategy while live (unique: one live subscription per person and strategy), null once ended. */
   live_key: string | null;
+  /**
+   * Real time until which a biller holds the subscription's due charge while it asks the payment
+   * provider: another biller leaves it alone until then (and retries it, same reference, after a crash).
+   */
+  billing_claimed_until: number | null;
 }
 
 /** A strategy a white-label site resells, with the site's markup and presentation. */

@@ -37,6 +37,7 @@ export function commerceMigration(backend: Backend): Migration {
         ["end_reason", "text", null],
         ["payment_ref", "text", null],
         ["live_key", "text", null],
+        ["billing_claimed_until", "bigint", null],
       ];
       for (const [name, type, fallback] of subscriptionColumns) {
         await db.schema

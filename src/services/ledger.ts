@@ -1,0 +1,130 @@
+import { sql } from "kysely";
+import { type Entry, entriesOf, type Transfer } from "../core/ledger.js";
+import type { LedgerAccountKind, LedgerTransactionKind } from "../store/schema.js";
+import type { Backend } from "../store/storage.js";
+import type { Tx } from "../store/transaction.js";
+
+/**
+ * The ledger in storage: accounts made on first use, transactions written
+ * with all their entries at once, balances summed from entries. A
+ * transaction's reference is unique: posting one twice (a retried charge, a
+ * second process) writes nothing the second time.
+ */
+
+const kindOf = (ownerKey: string): LedgerAccountKind => ownerKey.split(":")[0] as LedgerAccountKind;
+
+function ownerIds(ownerKey: string): { site_id: number | null; person_id: number | null } {
+  const [kind, id] = ownerKey.split(":");
+  if (kind === "house") return { site_id: Number(id), person_id: null };
+  if (kind === "owner") return { site_id: null, person_id: Number(id) };
+  return { site_id: null, person_id: null };
+}
+
+/** The ids of ledger accounts by owner key, made where missing. */
+export async function accountIds(tx: Tx, ownerKeys: readonly string[], nowMs: number): Promise<Map<string, number>> {
+  const keys = [...new Set(ownerKeys)];
+  if (keys.length === 0) return new Map();
+  await tx
+    .insertInto("ledger_accounts")
+    .values(keys.map((key) => ({ owner_key: key, kind: kindOf(key), ...ownerIds(key), created_at: nowMs })))
+    .onConflict((oc) => oc.column("owner_key").doNothing())
+    .execute();
+  const rows = await tx
+    .selectFrom("ledger_accounts")
+    .select(["id", "owner_key"])
+    .where("owner_key", "in", keys)
+    .execute();
+  return new Map(rows.map((row) => [row.owner_key, row.id]));
+}
+
+export interface Posting {
+  readonly kind: LedgerTransactionKind;
+  /** Unique when set: a posting with a reference already used writes nothing. */
+  readonly reference: string | null;
+  readonly subscriptionId: number | null;
+  readonly memo: string | null;
+  readonly transfers: readonly Transfer[];
+}
+
+/**
+ * Writes postings with their entries in two multi-row statements per kind of
+ * row. Answers, per posting, its transaction id, or null where its reference
+ * was used already.
+ */
+export async function post(tx: Tx, postings: readonly Posting[], nowMs: number): Promise<(number | null)[]> {
+  if (postings.length === 0) return [];
+  const ids = await accountIds(
+    tx,
+    postings.flatMap((p) => p.transfers.flatMap((t) => [t.from, t.to])),
+    nowMs,
+  );
+  const inserted = await tx
+    .insertInto("ledger_transactions")
+    .values(
+      postings.map((p) => ({
+        kind: p.kind,
+        reference: p.reference,
+        subscription_id: p.subscriptionId,
+        memo: p.memo,
+        created_at: nowMs,
+      })),
+    )
+    .onConflict((oc) => oc.column("reference").doNothing())
+    .returning(["id", "reference"])
+    .execute();
+  // Rows come back without their posting: references name them; postings without one are all inserted, in order.
+  const byReference = new Map(inserted.filter((r) => r.reference !== null).map((r) => [r.reference, r.id]));
+  const unreferenced = inserted.filter((r) => r.reference === null).map((r) => r.id);
+  let next = 0;
+  const transactionIds = postings.map((p) =>
+    p.reference === null ? (unreferenced[next++] ?? null) : (byReference.get(p.reference) ?? null),
+  );
+  const entries = postings.flatMap((p, i) => {
+    const transactionId = transactionIds[i];
+    if (transactionId === null || transactionId === undefined) return [];
+    return entriesOf(p.transfers).map((e: Entry) => ({
+      transaction_id: transactionId,
+      account_id: ids.get(e.account) as number,
+      amount_cents: e.cents,
+    }));
+  });
+  for (let at = 0; at < entries.length; at += 500) {
+    await tx
+      .insertInto("ledger_entries")
+      .values(entries.slice(at, at + 500))
+      .execute();
+  }
+  return transactionIds.map((id) => id ?? null);
+}
+
+/** Balances in cents of the accounts named, summed from their entries (0 for an account never used). */
+export async function balances(tx: Tx, ownerKeys: readonly string[]): Promise<Map<string, number>> {
+  const keys = [...new Set(ownerKeys)];
+  const result = new Map(keys.map((key) => [key, 0]));
+  if (keys.length === 0) return result;
+  const rows = await tx
+    .selectFrom("ledger_accounts as a")
+    .innerJoin("ledger_entries as e", "e.account_id", "a.id")
+    .select(["a.owner_key", sql<string | number>`sum(e.amount_cents)`.as("balance")])
+    .where("a.owner_key", "in", keys)
+    .groupBy("a.owner_key")
+    .execute();
+  for (const row of rows) result.set(row.owner_key, Number(row.balance));
+  return result;
+}
+
+/**
+ * Holds the accounts' rows locked until the transaction ends (PostgreSQL), so
+ * two charges of one house account are decided one after the other on what
+ * the first left. SQLite's write transactions begin IMMEDIATE: serial already.
+ */
+export async function lockAccounts(
+  tx: Tx,
+  backend: Backend,
+  ownerKeys: readonly string[],
+  nowMs: number,
+): Promise<void> {
+  const ids = [...(await accountIds(tx, ownerKeys, nowMs)).values()].sort((a, b) => a - b);
+  if (backend !== "postgres" || ids.length === 0) return;
+  await sql`select id from ledger_accounts where id in (${sql.join(ids)}) order by id for update`.execute(tx);
+}
