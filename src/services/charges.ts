@@ -1,3 +1,4 @@
+import { sql } from "kysely";
 import { type BillingInterval, periodEnd, retryAt } from "../core/billing.js";
 import { covers, houseAccount, ownerAccount, PROVIDER_ACCOUNT, type Transfer } from "../core/ledger.js";
 import type { Backend } from "../store/storage.js";
@@ -117,22 +118,36 @@ async function settle(
   });
   await post(tx, postings, nowMs);
   const results: ChargeResult[] = [];
+  const settledTerms: SettledTerm[] = [];
   for (const [i, row] of rows.entries()) {
     const outcome = outcomes[i] as PaymentOutcome;
     const cents = chargeCents(row);
     if (outcome.status === "settled") {
-      await recordSettled(tx, row, cents, nowMs);
+      settledTerms.push(settledTerm(row, cents));
       results.push({ subscriptionId: row.id, settled: true, cents });
     } else {
       const givenUp = await recordFailed(tx, row, outcome.reason, nowMs);
       results.push({ subscriptionId: row.id, settled: false, cents, reason: outcome.reason, givenUp });
     }
   }
+  for (let at = 0; at < settledTerms.length; at += UPDATE_ROWS) {
+    await recordSettled(tx, settledTerms.slice(at, at + UPDATE_ROWS), nowMs);
+  }
   return results;
 }
 
+interface SettledTerm {
+  readonly id: number;
+  /** The charge count the subscription was read at: it moves on only from there. */
+  readonly seq: number;
+  readonly paidUntil: number;
+  readonly nextAt: number | null;
+  readonly nextCents: number | null;
+  readonly cents: number;
+}
+
 /** The period paid moves the term on; the next charge falls at its end unless the subscription stops there. */
-async function recordSettled(tx: Tx, row: SubscriptionRow, cents: number, nowMs: number): Promise<void> {
+function settledTerm(row: SubscriptionRow, cents: number): SettledTerm {
   const paidUntil = periodEnd(
     row.started_at,
     row.billing_interval as BillingInterval,
@@ -140,21 +155,40 @@ async function recordSettled(tx: Tx, row: SubscriptionRow, cents: number, nowMs:
     row.charge_seq + 1,
   );
   const stops = row.cancel_pending === 1 || row.ended_at !== null;
-  await tx
-    .updateTable("subscriptions")
-    .set({
-      charge_seq: row.charge_seq + 1,
-      paid_until: paidUntil,
-      next_charge_at: stops ? null : paidUntil,
-      next_charge_cents: stops ? null : row.price_cents,
-      last_charge_at: nowMs,
-      last_charge_cents: cents,
-      failure_count: 0,
-      billing_claimed_until: null,
-    })
-    .where("id", "=", row.id)
-    .where("charge_seq", "=", row.charge_seq)
-    .execute();
+  return {
+    id: row.id,
+    seq: row.charge_seq,
+    paidUntil,
+    nextAt: stops ? null : paidUntil,
+    nextCents: stops ? null : row.price_cents,
+    cents,
+  };
+}
+
+const UPDATE_ROWS = 500;
+
+/** Subscriptions whose charge settled, updated in one statement (a round trip per row is most of a pass on PostgreSQL). */
+async function recordSettled(tx: Tx, terms: readonly SettledTerm[], nowMs: number): Promise<void> {
+  if (terms.length === 0) return;
+  const bigint = (value: number | null) => sql`cast(${value} as bigint)`;
+  const values = sql.join(
+    terms.map(
+      (t) =>
+        sql`(${bigint(t.id)}, ${bigint(t.seq)}, ${bigint(t.paidUntil)}, ${bigint(t.nextAt)}, ${bigint(t.nextCents)}, ${bigint(t.cents)})`,
+    ),
+  );
+  await sql`with settled (id, seq, paid_until, next_at, next_cents, cents) as (values ${values})
+    update subscriptions set
+      charge_seq = subscriptions.charge_seq + 1,
+      paid_until = settled.paid_until,
+      next_charge_at = settled.next_at,
+      next_charge_cents = settled.next_cents,
+      last_charge_at = ${bigint(nowMs)},
+      last_charge_cents = settled.cents,
+      failure_count = 0,
+      billing_claimed_until = null
+    from settled
+    where subscriptions.id = settled.id and subscriptions.charge_seq = settled.seq`.execute(tx);
 }
 
 /** A failed charge is retried later; once the retries are spent the subscription ends with what was paid. */

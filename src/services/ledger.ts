@@ -2,7 +2,7 @@ import { sql } from "kysely";
 import { type Entry, entriesOf, type Transfer } from "../core/ledger.js";
 import type { LedgerAccountKind, LedgerTransactionKind } from "../store/schema.js";
 import type { Backend } from "../store/storage.js";
-import type { Tx } from "../store/transaction.js";
+import { backendOf, type Tx } from "../store/transaction.js";
 
 /**
  * The ledger in storage: accounts made on first use, transactions written
@@ -47,9 +47,11 @@ export interface Posting {
 }
 
 /**
- * Writes postings with their entries in two multi-row statements per kind of
- * row. Answers, per posting, its transaction id, or null where its reference
- * was used already.
+ * Writes postings with their entries in multi-row statements, each entry
+ * carrying its account's balance after it. The accounts are locked first (on
+ * PostgreSQL; SQLite's write transactions are serial), so balances run on
+ * from what the last commit left. Answers, per posting, its transaction id,
+ * or null where its reference was used already.
  */
 export async function post(tx: Tx, postings: readonly Posting[], nowMs: number): Promise<(number | null)[]> {
   if (postings.length === 0) return [];
@@ -58,6 +60,7 @@ export async function post(tx: Tx, postings: readonly Posting[], nowMs: number):
     postings.flatMap((p) => p.transfers.flatMap((t) => [t.from, t.to])),
     nowMs,
   );
+  await lockIds(tx, backendOf(tx), [...ids.values()]);
   const inserted = await tx
     .insertInto("ledger_transactions")
     .values(
@@ -79,14 +82,21 @@ export async function post(tx: Tx, postings: readonly Posting[], nowMs: number):
   const transactionIds = postings.map((p) =>
     p.reference === null ? (unreferenced[next++] ?? null) : (byReference.get(p.reference) ?? null),
   );
+  const running = await latestBalances(tx, [...ids.values()]);
   const entries = postings.flatMap((p, i) => {
     const transactionId = transactionIds[i];
     if (transactionId === null || transactionId === undefined) return [];
-    return entriesOf(p.transfers).map((e: Entry) => ({
-      transaction_id: transactionId,
-      account_id: ids.get(e.account) as number,
-      amount_cents: e.cents,
-    }));
+    return entriesOf(p.transfers).map((e: Entry) => {
+      const accountId = ids.get(e.account) as number;
+      const balance = (running.get(accountId) ?? 0) + e.cents;
+      running.set(accountId, balance);
+      return {
+        transaction_id: transactionId,
+        account_id: accountId,
+        amount_cents: e.cents,
+        balance_after_cents: balance,
+      };
+    });
   });
   for (let at = 0; at < entries.length; at += 500) {
     await tx
@@ -97,19 +107,38 @@ export async function post(tx: Tx, postings: readonly Posting[], nowMs: number):
   return transactionIds.map((id) => id ?? null);
 }
 
-/** Balances in cents of the accounts named, summed from their entries (0 for an account never used). */
+/** The balance after each account's latest entry (accounts without entries are absent). */
+async function latestBalances(tx: Tx, accountIds: readonly number[]): Promise<Map<number, number>> {
+  if (accountIds.length === 0) return new Map();
+  const rows = await tx
+    .selectFrom("ledger_entries")
+    .select(["account_id", "balance_after_cents"])
+    .where("id", "in", (eb) =>
+      eb
+        .selectFrom("ledger_entries")
+        .select((inner) => inner.fn.max("id").as("id"))
+        .where("account_id", "in", accountIds)
+        .groupBy("account_id"),
+    )
+    .execute();
+  return new Map(rows.map((row) => [row.account_id, Number(row.balance_after_cents)]));
+}
+
+/** Balances in cents of the accounts named (0 for an account never used). */
 export async function balances(tx: Tx, ownerKeys: readonly string[]): Promise<Map<string, number>> {
   const keys = [...new Set(ownerKeys)];
   const result = new Map(keys.map((key) => [key, 0]));
   if (keys.length === 0) return result;
-  const rows = await tx
-    .selectFrom("ledger_accounts as a")
-    .innerJoin("ledger_entries as e", "e.account_id", "a.id")
-    .select(["a.owner_key", sql<string | number>`sum(e.amount_cents)`.as("balance")])
-    .where("a.owner_key", "in", keys)
-    .groupBy("a.owner_key")
+  const accounts = await tx
+    .selectFrom("ledger_accounts")
+    .select(["id", "owner_key"])
+    .where("owner_key", "in", keys)
     .execute();
-  for (const row of rows) result.set(row.owner_key, Number(row.balance));
+  const latest = await latestBalances(
+    tx,
+    accounts.map((a) => a.id),
+  );
+  for (const account of accounts) result.set(account.owner_key, latest.get(account.id) ?? 0);
   return result;
 }
 
@@ -124,7 +153,12 @@ export async function lockAccounts(
   ownerKeys: readonly string[],
   nowMs: number,
 ): Promise<void> {
-  const ids = [...(await accountIds(tx, ownerKeys, nowMs)).values()].sort((a, b) => a - b);
+  await lockIds(tx, backend, [...(await accountIds(tx, ownerKeys, nowMs)).values()]);
+}
+
+/** Locks in id order, so that two transactions locking overlapping accounts cannot deadlock. */
+async function lockIds(tx: Tx, backend: Backend, ids: readonly number[]): Promise<void> {
   if (backend !== "postgres" || ids.length === 0) return;
-  await sql`select id from ledger_accounts where id in (${sql.join(ids)}) order by id for update`.execute(tx);
+  const sorted = [...ids].sort((a, b) => a - b);
+  await sql`select id from ledger_accounts where id in (${sql.join(sorted)}) order by id for update`.execute(tx);
 }

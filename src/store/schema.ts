@@ -519,6 +519,8 @@ export interface LedgerEntriesTable {
   transaction_id: number;
   account_id: number;
   amount_cents: number;
+  /** The account's balance after this entry: the sum of its entries up to here. */
+  balance_after_cents: number;
 }
 
 export interface IdempotencyKeysTable {

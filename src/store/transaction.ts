@@ -1,6 +1,6 @@
-import { type Kysely, sql, type Transaction } from "kysely";
+import { type Kysely, PostgresAdapter, sql, type Transaction } from "kysely";
 import type { Database } from "./schema.js";
-import type { Storage } from "./storage.js";
+import type { Backend, Storage } from "./storage.js";
 
 export type Tx = Kysely<Database> | Transaction<Database>;
 
@@ -101,3 +101,7 @@ export async function readConsistently<T>(storage: Storage, work: (db: Tx) => Pr
     }
   });
 }
+
+/** The backend a transaction (or the storage's handle) talks to, for the few statements that differ. */
+export const backendOf = (db: Tx): Backend =>
+  db.getExecutor().adapter instanceof PostgresAdapter ? "postgres" : "sqlite";

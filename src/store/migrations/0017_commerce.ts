@@ -98,11 +98,15 @@ export function commerceMigration(backend: Backend): Migration {
         .addColumn("transaction_id", "bigint", (c) => c.notNull().references("ledger_transactions.id"))
         .addColumn("account_id", "bigint", (c) => c.notNull().references("ledger_accounts.id"))
         .addColumn("amount_cents", "bigint", (c) => c.notNull())
+        // The account's balance after this entry: a balance is read from its latest entry, not summed
+        // over all of them (a house account takes an entry per charge, for years), and entries are
+        // only ever appended, so nothing is edited in place.
+        .addColumn("balance_after_cents", "bigint", (c) => c.notNull())
         .execute();
       await db.schema
         .createIndex("ledger_entries_account_idx")
         .on("ledger_entries")
-        .columns(["account_id", "amount_cents"])
+        .columns(["account_id", "id"])
         .execute();
       await db.schema
         .createIndex("ledger_entries_transaction_idx")
