@@ -41,20 +41,60 @@ export interface BillingOptions {
 const EMPTY: BillingPass = { charged: 0, settled: 0, failed: 0, givenUp: 0 };
 
 export async function billDue(runtime: BillingRuntime, options: BillingOptions = {}): Promise<BillingPass> {
-  const batch = options.batch ?? 500;
   let pass = EMPTY;
-  for (;;) {
-    const results = await transaction(runtime.storage, async (tx) => {
-      const nowMs = runtime.clock.nowMs();
-      const due = await dueRows(runtime, tx, "resale", nowMs, batch);
-      return chargeHouses(tx, runtime.storage.backend, due, nowMs);
-    });
-    pass = tally(pass, results);
-    if (results.length < batch) break;
+  // A sweep charges each due subscription once; one that is due again after it (a clock moved
+  // past several periods) is charged by the next sweep.
+  for (let sweep = 0; sweep < MAX_SWEEPS; sweep++) {
+    const swept = tally(tally(EMPTY, await sweepHouses(runtime, options)), await sweepDirect(runtime, options));
+    pass = {
+      charged: pass.charged + swept.charged,
+      settled: pass.settled + swept.settled,
+      failed: pass.failed + swept.failed,
+      givenUp: pass.givenUp + swept.givenUp,
+    };
+    if (swept.charged === 0) break;
   }
+  return pass;
+}
+
+/** Sweeps in a pass at most: a clock moved years on catches up over passes, not in one. */
+const MAX_SWEEPS = 60;
+
+/** Where a sweep has got to, in due order: it reads on from there (past rows it updated, dead or not). */
+interface SweepCursor {
+  readonly at: number;
+  readonly id: number;
+}
+
+const cursorAfter = (rows: readonly SubscriptionRow[]): SweepCursor | null => {
+  const last = rows.at(-1);
+  return last ? { at: last.next_charge_at as number, id: last.id } : null;
+};
+
+async function sweepHouses(runtime: BillingRuntime, options: BillingOptions): Promise<ChargeResult[]> {
+  const batch = options.batch ?? 500;
+  const all: ChargeResult[] = [];
+  let after: SweepCursor | null = null;
   for (;;) {
-    const claimed = await claimDirect(runtime, batch, options.claimMs ?? 300_000);
-    if (claimed.length === 0) break;
+    const { results, next } = await transaction(runtime.storage, async (tx) => {
+      const nowMs = runtime.clock.nowMs();
+      const due = await dueRows(runtime, tx, "resale", nowMs, batch, after);
+      return { results: await chargeHouses(tx, runtime.storage.backend, due, nowMs), next: cursorAfter(due) };
+    });
+    all.push(...results);
+    if (results.length < batch || next === null) return all;
+    after = next;
+  }
+}
+
+async function sweepDirect(runtime: BillingRuntime, options: BillingOptions): Promise<ChargeResult[]> {
+  const batch = options.batch ?? 500;
+  const all: ChargeResult[] = [];
+  let after: SweepCursor | null = null;
+  for (;;) {
+    const claimed = await claimDirect(runtime, batch, options.claimMs ?? 300_000, after);
+    if (claimed.length === 0) return all;
+    after = cursorAfter(claimed);
     const outcomes = await askProvider(runtime.payments, claimed, options.concurrency ?? 16);
     const results = await transaction(runtime.storage, async (tx) => {
       // Only rows still at the charge count they were claimed at: another biller may have settled them since.
@@ -80,9 +120,9 @@ export async function billDue(runtime: BillingRuntime, options: BillingOptions =
       }
       return recordProviderCharges(tx, rows, answers, runtime.clock.nowMs());
     });
-    pass = tally(pass, results);
+    all.push(...results);
+    if (claimed.length < batch) return all;
   }
-  return pass;
 }
 
 function tally(pass: BillingPass, results: readonly ChargeResult[]): BillingPass {
@@ -103,6 +143,7 @@ async function dueRows(
   lane: "resale" | "direct",
   nowMs: number,
   limit: number,
+  after: SweepCursor | null,
 ): Promise<SubscriptionRow[]> {
   let query = tx
     .selectFrom("subscriptions")
@@ -118,13 +159,24 @@ async function dueRows(
       eb.or([eb("billing_claimed_until", "is", null), eb("billing_claimed_until", "<", realNow)]),
     );
   }
+  if (after) {
+    const { at, id } = after;
+    query = query.where((eb) =>
+      eb.or([eb("next_charge_at", ">", at), eb.and([eb("next_charge_at", "=", at), eb("id", ">", id)])]),
+    );
+  }
   if (runtime.storage.backend === "postgres") query = query.forUpdate().skipLocked();
   return query.execute();
 }
 
-async function claimDirect(runtime: BillingRuntime, limit: number, claimMs: number): Promise<SubscriptionRow[]> {
+async function claimDirect(
+  runtime: BillingRuntime,
+  limit: number,
+  claimMs: number,
+  after: SweepCursor | null,
+): Promise<SubscriptionRow[]> {
   return transaction(runtime.storage, async (tx) => {
-    const due = await dueRows(runtime, tx, "direct", runtime.clock.nowMs(), limit);
+    const due = await dueRows(runtime, tx, "direct", runtime.clock.nowMs(), limit, after);
     if (due.length === 0) return [];
     const until = runtime.clock.realNowMs() + claimMs;
     await tx
