@@ -5,7 +5,7 @@ import { STRATEGY_COLUMNS, type StrategyRow } from "../store/trading-state.js";
 import type { Tx } from "../store/transaction.js";
 import { reachesPerson } from "./legacy-access.js";
 import { dbOf, type RequestContext } from "./runtime.js";
-import { follows } from "./subscriptions.js";
+import { follows, subscribesTo } from "./subscriptions.js";
 
 /** Who may trade a strategy and read its orders: its owner, the owner's site administrators, service admins. */
 export function mayTradeStrategy(
@@ -39,8 +39,9 @@ export async function mayTrade(tx: Tx, caller: Caller, strategy: StrategyRow): P
  * reads and the legacy commands. Those who may trade the strategy (its owner,
  * the owner's site administrators, service admins); a key that reaches the
  * owner (./legacy-access.ts: acting through a platform of the owner's
- * white-label site); and, where subscribers are let in, a person who follows
- * the strategy now. Reading never lets anyone trade: placing and canceling
+ * white-label site); and, where subscribers are let in, a person whose
+ * subscription gives access now (real, live, paid up: givesAccess; simulated
+ * subscribers see aggregate performance only). Reading never lets anyone trade: placing and canceling
  * stay with those who may trade (mayTrade).
  */
 export interface ReadAccess {
@@ -69,16 +70,38 @@ export async function mayReadOrdersOf(ctx: RequestContext, strategyId: number, a
   return strategy !== undefined && (await mayReadOrders(ctx, strategy, access));
 }
 
+/**
+ * Who may read a strategy's aggregate performance (its equity) where its
+ * orders are closed to them: those who may read its orders, and a person
+ * holding a live subscription of any kind (a simulated one included).
+ */
+export async function mayReadPerformanceOf(
+  ctx: RequestContext,
+  strategyId: number,
+  access: ReadAccess,
+): Promise<boolean> {
+  return (
+    (await mayReadOrdersOf(ctx, strategyId, access)) ||
+    (access.subscribers && (await subscribesTo(ctx, strategyId, Number(ctx.caller.personId))))
+  );
+}
+
 /** The refusal of a strategy that does not exist: also what a caller gets for one it may not know of. */
 export const noStrategy = (strategyId: number, field = "StrategyId"): Refusal =>
   refuse("NotFound", { field, message: `No strategy ${strategyId}` });
 
 /**
  * Whether the caller may know that the strategy exists: a public one, or a
- * private one whose orders it may read. A caller that may not is answered as
+ * private one whose orders it may read, or that a live subscription of any kind
+ * lets the caller follow (a simulated subscriber sees the aggregate
+ * performance, never the orders). A caller that may not is answered as
  * if there were no such strategy (noStrategy), so that ids do not reveal
  * private strategies; one that may see it but not do the thing gets 403.
  */
 export async function maySeeStrategy(ctx: RequestContext, strategy: StrategyRow): Promise<boolean> {
-  return strategy.is_private !== 1 || (await mayReadOrders(ctx, strategy, v4Reader(ctx)));
+  return (
+    strategy.is_private !== 1 ||
+    (await mayReadOrders(ctx, strategy, v4Reader(ctx))) ||
+    (await subscribesTo(ctx, strategy.id, Number(ctx.caller.personId)))
+  );
 }

@@ -104,7 +104,7 @@ export async function endSubscription(
  * real (simulated ones see aggregate performance only) and paid up or
  * granted (free ones are not bought by terms).
  */
-export const givesAccess = (row: SubscriptionRow, nowMs: number): boolean =>
+export const givesAccess = (row: Pick<SubscriptionRow, "kind" | "ended_at" | "paid_until">, nowMs: number): boolean =>
   row.kind === "real" &&
   (row.ended_at === null || row.ended_at > nowMs) &&
   (row.paid_until === null || row.paid_until > nowMs);

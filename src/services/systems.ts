@@ -215,8 +215,16 @@ export async function changeSystem(runtime: Runtime, strategyId: number, changes
   });
 }
 
-/** The systems the key reaches (acting through the platform, when one is given), oldest first. */
-export async function reachedSystems(ctx: RequestContext, platformId: PlatformId | null) {
+/**
+ * The systems the key reaches (acting through the platform, when one is
+ * given), and with `subscribed` those its person's subscriptions give
+ * real-time access to (listAllSystems), oldest first.
+ */
+export async function reachedSystems(
+  ctx: RequestContext,
+  platformId: PlatformId | null,
+  { subscribed }: { readonly subscribed: boolean },
+) {
   const reach = await reachOf(ctx, platformId);
   let query = dbOf(ctx)
     .selectFrom("strategies as st")
@@ -242,10 +250,27 @@ export async function reachedSystems(ctx: RequestContext, platformId: PlatformId
     ]);
   if (!reach.everyone) {
     const { personId, siteId } = reach;
+    const now = ctx.clock.nowMs();
     query = query.where((eb) =>
       eb.or([
         eb("st.owner_person_id", "=", personId),
         ...(siteId === null ? [] : [eb("p.white_label_site_id", "=", siteId)]),
+        // Systems the person's subscription gives real-time access to (givesAccess: real, live, paid up).
+        ...(subscribed
+          ? [
+              eb(
+                "st.id",
+                "in",
+                eb
+                  .selectFrom("subscriptions as sub")
+                  .select("sub.strategy_id")
+                  .where("sub.person_id", "=", personId)
+                  .where("sub.kind", "=", "real")
+                  .where((w) => w.or([w("sub.ended_at", "is", null), w("sub.ended_at", ">", now)]))
+                  .where((w) => w.or([w("sub.paid_until", "is", null), w("sub.paid_until", ">", now)])),
+              ),
+            ]
+          : []),
       ]),
     );
   }
@@ -262,7 +287,7 @@ export async function systemRoster(
   filter: "active" | "recently_active",
 ) {
   const now = ctx.clock.nowMs();
-  return (await reachedSystems(ctx, platformId)).filter(
+  return (await reachedSystems(ctx, platformId, { subscribed: false })).filter(
     (s) =>
       s.is_alive === 1 ||
       (filter === "recently_active" && s.inactive_since !== null && now - s.inactive_since <= RECENTLY_INACTIVE_MS),

@@ -106,6 +106,8 @@ for (const backend of BACKENDS) {
       const traded = await send("cancelSignal", { systemid, signalid: filled.signalid });
       assert.equal(traded.error.title, "Signal was traded");
       await ok("getListSubscribers", { systemid });
+      // A paid system is not followed for free: the legacy subscribe is for free ones.
+      await ok("changeSystemAttribute", { systemid, monthlyfee: 0 });
       await ok("subscribeToStrategy", { systemid });
       await ok("unsubscribeFromStrategy", { systemid, actionType: "unsubscribe_immediate" });
       const portfolio = Number(

@@ -283,6 +283,49 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
       expect: (who) => (who === "expired" ? 401 : who === "admin" ? 409 : 403),
     },
   ],
+  GetSubscribedStrategies: [
+    {
+      name: "person A",
+      request: (p) => ({ query: { PersonId: String(p.people.personA) } }),
+      expect: only("admin", "wlAdminA", "geoAdmin", "personA"),
+    },
+    {
+      name: "person B",
+      request: (p) => ({ query: { PersonId: String(p.people.personB) } }),
+      expect: only("admin", "wlAdminB", "personB"),
+    },
+  ],
+  GetSubscribers: [
+    {
+      name: "A's private strategy",
+      request: () => ({ query: { StrategyId: String(strategyOfA) } }),
+      expect: tradersOfPrivateA,
+    },
+    {
+      // Another white-label site's administrator reads its own customers' subscriptions only.
+      name: "A's public strategy",
+      request: () => ({ query: { StrategyId: String(publicStrategyOfA) } }),
+      expect: only(...TRADERS_OF_A, "wlAdminB"),
+    },
+  ],
+  GetSubscriptionRevenue: [
+    {
+      name: "dates alone",
+      request: () => ({ query: { StartDate: "2026-01-01T00:00:00Z" } }),
+      expect: (who) => (who === "expired" ? 401 : 400),
+    },
+    {
+      // Scoped, not refused: each caller sees the rows it may (none but the owner's and the admins').
+      name: "A's public strategy",
+      request: () => ({ query: { StrategyId: String(publicStrategyOfA) } }),
+      expect: everyoneWithAValidKey,
+    },
+    {
+      name: "site B's sales",
+      request: (p) => ({ query: { WhiteLabelSiteId: String(p.siteB) } }),
+      expect: (who) => (who === "expired" ? 401 : who === "wlAdminA" ? 403 : 200),
+    },
+  ],
   SetClock: [{ name: "future", request: () => ({ body: { Now: "2031-01-01T00:00:00Z" } }), expect: adminsOnly }],
   SetQuote: [
     {

@@ -137,6 +137,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/General/GetSubscribedStrategies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's strategy subscriptions (real, simulated, paper), live ones only unless ActiveOnly is false. The person and their administrators. */
+        get: operations["GetSubscribedStrategies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/GetSubscribers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The strategy's subscriptions with their subscribers, every one unless ActiveOnly. Its owner, its administrators and service admins read them all; another white-label administrator its own site's customers only. */
+        get: operations["GetSubscribers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/GetSubscriptionRevenue": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Revenue rows of paid subscriptions (resold and direct) matching every filter, charged in [StartDate, EndDate) when a date is given. At least one filter besides the dates. A person sees the strategies they own, a white-label administrator what its site sold, service admins everything. */
+        get: operations["GetSubscriptionRevenue"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/Strategies/NewStrategyOrder": {
         parameters: {
             query?: never;
@@ -975,6 +1026,79 @@ export interface components {
         StrategyId: {
             StrategyId: number;
         };
+        StrategySubscriber: {
+            /** @description The subscription's id (as SubscriptionId) */
+            Id: number;
+            StrategyId: number;
+            StrategyName: string;
+            /** @description The subscriber */
+            PersonId: number;
+            SubscriptionId: number;
+            /** @description The subscriber's person id (as PersonId) */
+            SubscriberId: number;
+            /** @description The subscriber owns the strategy */
+            IsStrategyOwner: boolean;
+            Alias: string | null;
+            FirstName: string;
+            LastName: string;
+            Email: string;
+            /** Format: date-time */
+            StartDate: string;
+            /** Format: date-time */
+            EndDate: string | null;
+            /** @description The strategy's monthly price when the subscription started (dollars) */
+            BasePrice: number;
+            /** @description The reselling site's monthly markup (dollars) */
+            Markup: number;
+            /** @description BasePrice + Markup */
+            Cost: number;
+            /**
+             * Format: date-time
+             * @description The last settled charge
+             */
+            LastTransactionDate: string | null;
+            LastTransactionAmount: number | null;
+            IsResale: boolean;
+            /** @description The subscriber's white-label site */
+            WhiteLabelSiteId: number | null;
+            /** @description The subscriber's geo-site */
+            GeoSiteId: number | null;
+        };
+        SubscribedStrategy: {
+            /** @description The subscription's id */
+            Id: number;
+            PersonId: number;
+            StrategyId: number;
+            StrategyName: string;
+            IsSimulation: boolean;
+            IsPaperTrade: boolean;
+            /** @description Live now: not ended, or ending later */
+            IsAlive: boolean;
+            /** Format: date-time */
+            StartDate: string;
+            /**
+             * Format: date-time
+             * @description When it ended or ends (the end of a grant or of a stopped term)
+             */
+            EndDate: string | null;
+            /** @description What it costs the subscriber a month: resold, base price plus the site's markup; direct, its price spread over the months of its interval; 0 for grants and free ones */
+            MonthlyCost: number;
+            /**
+             * Format: date-time
+             * @description null: nothing more is charged
+             */
+            NextChargeDate: string | null;
+            NextBillingPrice: number | null;
+            /** @description month or year; null when not billed */
+            BillingInterval: string | null;
+            BillingIntervalCount: number | null;
+            /** @description Billing stopped; access runs to the end of the term */
+            IsCancelPending: boolean;
+            BillingFailureCount: number;
+            LastBillingFailureReason: string | null;
+            /** Format: date-time */
+            LastBillingFailureAt: string | null;
+        };
     };
     responses: {
         /** @description BadRequest: 1101 Invalid value; 1102 Missing value; 1103 The request body is not valid JSON; 1104 The cursor is not valid for this query; 1121 Invalid symbol */
@@ -1556,6 +1680,145 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetSubscribedStrategies: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                ActiveOnly?: boolean;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SubscribedStrategy"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetSubscribers: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                StrategyId: number;
+                ActiveOnly?: boolean;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["StrategySubscriber"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetSubscriptionRevenue: {
+        parameters: {
+            query?: {
+                /** @example 1 */
+                StrategyId?: number;
+                StartDate?: string;
+                EndDate?: string;
+                StrategyOwnerPersonId?: number;
+                SubscriberPersonId?: number;
+                WhiteLabelSiteId?: number;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["StrategySubscriber"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -256,6 +256,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/General/GetSubscribedStrategies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's strategy subscriptions (real, simulated, paper), live ones only unless ActiveOnly is false. The person and their administrators. */
+        get: operations["GetSubscribedStrategies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/Strategies/GetStrategyDetails": {
         parameters: {
             query?: never;
@@ -703,6 +720,41 @@ export interface components {
         };
         StrategyId: {
             StrategyId: number;
+        };
+        SubscribedStrategy: {
+            /** @description The subscription's id */
+            Id: number;
+            PersonId: number;
+            StrategyId: number;
+            StrategyName: string;
+            IsSimulation: boolean;
+            IsPaperTrade: boolean;
+            /** @description Live now: not ended, or ending later */
+            IsAlive: boolean;
+            /** Format: date-time */
+            StartDate: string;
+            /**
+             * Format: date-time
+             * @description When it ended or ends (the end of a grant or of a stopped term)
+             */
+            EndDate: string | null;
+            /** @description What it costs the subscriber a month: resold, base price plus the site's markup; direct, its price spread over the months of its interval; 0 for grants and free ones */
+            MonthlyCost: number;
+            /**
+             * Format: date-time
+             * @description null: nothing more is charged
+             */
+            NextChargeDate: string | null;
+            NextBillingPrice: number | null;
+            /** @description month or year; null when not billed */
+            BillingInterval: string | null;
+            BillingIntervalCount: number | null;
+            /** @description Billing stopped; access runs to the end of the term */
+            IsCancelPending: boolean;
+            BillingFailureCount: number;
+            LastBillingFailureReason: string | null;
+            /** Format: date-time */
+            LastBillingFailureAt: string | null;
         };
         WhiteLabelSiteMember: {
             Id: number;
@@ -1639,6 +1691,51 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
             501: components["responses"]["NotImplemented"];
+        };
+    };
+    GetSubscribedStrategies: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                ActiveOnly?: boolean;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SubscribedStrategy"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
         };
     };
     GetStrategyDetails: {

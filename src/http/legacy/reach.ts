@@ -1,5 +1,5 @@
 import { actingForSystem, mayFollow, reachesPerson } from "../../services/legacy-access.js";
-import { mayReadOrdersOf } from "../../services/order-access.js";
+import { mayReadOrdersOf, mayReadPerformanceOf } from "../../services/order-access.js";
 import { LegacyFailure, type LegacyRequestContext } from "./command.js";
 
 /**
@@ -20,6 +20,13 @@ export async function systemActedFor(ctx: LegacyRequestContext, strategyId: numb
 /** Refuses a system whose orders, positions and trades the key may not read; `subscribers` for the commands open to them (context S). */
 export async function mustReadSystem(ctx: LegacyRequestContext, strategyId: number, subscribers: boolean) {
   if (!(await mayReadOrdersOf(ctx, strategyId, { platformId: ctx.platformId, subscribers }))) {
+    throw unreachable(strategyId);
+  }
+}
+
+/** Refuses a system whose performance (equity) the key may not read: subscribers of any kind may, simulated ones included. */
+export async function mustReadPerformance(ctx: LegacyRequestContext, strategyId: number) {
+  if (!(await mayReadPerformanceOf(ctx, strategyId, { platformId: ctx.platformId, subscribers: true }))) {
     throw unreachable(strategyId);
   }
 }

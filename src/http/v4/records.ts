@@ -507,3 +507,57 @@ export const StrategyBasicDetailsRecord = Type.Object(
   },
   { title: "StrategyBasicDetails" },
 );
+
+export const SubscribedStrategyRecord = Type.Object(
+  {
+    Id: Type.Integer({ description: "The subscription's id" }),
+    PersonId: Type.Integer(),
+    StrategyId: Type.Integer(),
+    StrategyName: Type.String(),
+    IsSimulation: Type.Boolean(),
+    IsPaperTrade: Type.Boolean(),
+    IsAlive: Type.Boolean({ description: "Live now: not ended, or ending later" }),
+    StartDate: DateTime(),
+    EndDate: Nullable(DateTime({ description: "When it ended or ends (the end of a grant or of a stopped term)" })),
+    MonthlyCost: Type.Number({
+      description:
+        "What it costs the subscriber a month: resold, base price plus the site's markup; direct, its price spread over the months of its interval; 0 for grants and free ones",
+    }),
+    NextChargeDate: Nullable(DateTime({ description: "null: nothing more is charged" })),
+    NextBillingPrice: Nullable(Type.Number()),
+    BillingInterval: Nullable(Type.String({ description: "month or year; null when not billed" })),
+    BillingIntervalCount: Nullable(Type.Integer()),
+    IsCancelPending: Type.Boolean({ description: "Billing stopped; access runs to the end of the term" }),
+    BillingFailureCount: Type.Integer(),
+    LastBillingFailureReason: Nullable(Type.String()),
+    LastBillingFailureAt: Nullable(DateTime()),
+  },
+  { title: "SubscribedStrategy" },
+);
+
+export const StrategySubscriberRecord = Type.Object(
+  {
+    Id: Type.Integer({ description: "The subscription's id (as SubscriptionId)" }),
+    StrategyId: Type.Integer(),
+    StrategyName: Type.String(),
+    PersonId: Type.Integer({ description: "The subscriber" }),
+    SubscriptionId: Type.Integer(),
+    SubscriberId: Type.Integer({ description: "The subscriber's person id (as PersonId)" }),
+    IsStrategyOwner: Type.Boolean({ description: "The subscriber owns the strategy" }),
+    Alias: Nullable(Type.String()),
+    FirstName: Type.String(),
+    LastName: Type.String(),
+    Email: Type.String(),
+    StartDate: DateTime(),
+    EndDate: Nullable(DateTime()),
+    BasePrice: Type.Number({ description: "The strategy's monthly price when the subscription started (dollars)" }),
+    Markup: Type.Number({ description: "The reselling site's monthly markup (dollars)" }),
+    Cost: Type.Number({ description: "BasePrice + Markup" }),
+    LastTransactionDate: Nullable(DateTime({ description: "The last settled charge" })),
+    LastTransactionAmount: Nullable(Type.Number()),
+    IsResale: Type.Boolean(),
+    WhiteLabelSiteId: Nullable(Type.Integer({ description: "The subscriber's white-label site" })),
+    GeoSiteId: Nullable(Type.Integer({ description: "The subscriber's geo-site" })),
+  },
+  { title: "StrategySubscriber" },
+);

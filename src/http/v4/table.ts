@@ -9,6 +9,7 @@ import { profileOperations } from "./operations/profiles.js";
 import { sandboxOperations } from "./operations/sandbox.js";
 import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
+import { subscriptionOperations } from "./operations/subscriptions.js";
 import { symbolOperations } from "./operations/symbols.js";
 
 /** Every v4 operation. The three servers, their OpenAPI documents and the permission tests come from here. */
@@ -19,6 +20,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...kycOperations,
   ...instrumentationOperations,
   ...strategyOperations,
+  ...subscriptionOperations,
   ...orderOperations,
   ...performanceOperations,
   ...discoveryOperations,

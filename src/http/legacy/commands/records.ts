@@ -7,7 +7,7 @@ import { symbolNames } from "../../../services/sent-symbols.js";
 import { strategyTrades, type TradeFill, type TradeFilter } from "../../../services/strategy-trades.js";
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { flag, id, text } from "../fields.js";
-import { mustReadSystem } from "../reach.js";
+import { mustReadPerformance, mustReadSystem } from "../reach.js";
 import { RequestAllTradesOverview, RequestTrades, RequestTradesOpen, RetrieveSystemEquity } from "../shapes/records.js";
 import { newYorkTime } from "./signals.js";
 
@@ -130,7 +130,7 @@ export const recordCommands: readonly LegacyCommand[] = [
     name: "retrieveSystemEquity",
     contexts: ["world", "platform"],
     summary:
-      "The system's equity at every NYSE close, with and without the plan's commissions, beside the S&P 500 proxy. Open to subscribers too.",
+      "The system's equity at every NYSE close, with and without the plan's commissions, beside the S&P 500 proxy. Open to subscribers too, simulated ones included (aggregate performance).",
     answer: RetrieveSystemEquity.answer,
     input: Type.Object({
       systemid: id(),
@@ -138,7 +138,7 @@ export const recordCommands: readonly LegacyCommand[] = [
     }),
     async handler(ctx, input) {
       const strategyId = input.systemid;
-      await mustReadSystem(ctx, strategyId, true);
+      await mustReadPerformance(ctx, strategyId);
       const planName = input.commission_plan?.trim() || "Default";
       const plan = commissionPlan(planName);
       if (!plan) {

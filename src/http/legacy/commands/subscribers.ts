@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { subscribe, subscribersOf, unsubscribe } from "../../../services/subscriptions.js";
+import { subscribe, subscribersOf, type UnsubscribeMode, unsubscribe } from "../../../services/subscriptions.js";
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { id, text } from "../fields.js";
 import { mustFollowSystem, mustReachPerson, personOr, systemActedFor } from "../reach.js";
@@ -9,9 +9,22 @@ import { newYorkTime } from "./signals.js";
 /**
  * The legacy subscriber commands: the owner lists a system's subscribers; a
  * key subscribes or unsubscribes its own person (a platform key, the people of
- * its site) to a public system or to one it reaches. Subscriptions carry no
- * billing yet: the billing fields answer empty.
+ * its site) to a public system or to one it reaches (a paid one only as a
+ * platform's own customer: src/services/subscriptions.ts). The subscriber
+ * list shows each subscription's price and billing as stored.
  */
+
+/** The actionType values and the ending each asks for. */
+const ACTION_TYPES: Readonly<Record<string, UnsubscribeMode>> = {
+  unsubscribe_immediate: "immediate",
+  unsubscribe_end_of_term: "end_of_term",
+};
+
+/** The autoTradePositionsAndOrders values, as v4's AutotradePositions LeaveInPlace and AttemptToClose. */
+const AUTOTRADE_POSITIONS: readonly string[] = ["leave_in_place", "attempt_to_close"];
+
+/** Whole cents as the legacy dollars text (4900 → "49.00"), in integer arithmetic. */
+const dollarsText = (cents: number): string => `${Math.floor(cents / 100)}.${String(cents % 100).padStart(2, "0")}`;
 async function subscriberOf(ctx: LegacyRequestContext, named: number | undefined): Promise<number> {
   const personId = personOr(ctx, named);
   await mustReachPerson(ctx, personId, `This apikey cannot act for person ${personId}`);
@@ -33,6 +46,9 @@ export const subscriberCommands: readonly LegacyCommand[] = [
           listSubscribers: rows.map((row) => {
             const { live } = row;
             const ends = newYorkTime(row.ended_at).text;
+            const managed = row.platform_id !== null;
+            const priced = row.price_cents > 0 || row.lane === "grant";
+            const billed = row.next_charge_at !== null;
             return {
               subscription_guid: row.guid,
               subscription_status: live ? "active" : "ended",
@@ -45,20 +61,19 @@ export const subscriberCommands: readonly LegacyCommand[] = [
               subscriber_country: row.country_code ?? "",
               subscriber_countrycode: row.country_code ?? "",
               systemid: String(strategyId),
-              isPrivateSubManagement: row.platform_id === null ? "0" : "1",
-              privateSubManagement_subscription_started_when:
-                row.platform_id === null ? "" : newYorkTime(row.started_at).text,
-              privateSubManagement_subscription_ends_when: row.platform_id === null ? "" : ends,
-              privateSubManagement_subscription_is_expired: row.platform_id === null ? "" : live ? "0" : "1",
-              platform_subscription_ends_when: row.platform_id === null ? "" : ends,
-              platform_subscription_is_expired: row.platform_id === null ? "" : live ? "0" : "1",
-              custom_subscription_guid: "",
-              custom_subscription_amount: "",
-              custom_subscription_good_until_time: "",
-              custom_subscription_num_bill_periods_remaining: "",
-              recurring_billing_num_failed_transacts: "0",
-              recurring_billing_turned_off_when: "",
-              recurring_next_billing_amount_default: "",
+              isPrivateSubManagement: managed ? "1" : "0",
+              privateSubManagement_subscription_started_when: managed ? newYorkTime(row.started_at).text : "",
+              privateSubManagement_subscription_ends_when: managed ? ends : "",
+              privateSubManagement_subscription_is_expired: managed ? (live ? "0" : "1") : "",
+              platform_subscription_ends_when: managed ? ends : "",
+              platform_subscription_is_expired: managed ? (live ? "0" : "1") : "",
+              custom_subscription_guid: priced ? row.guid : "",
+              custom_subscription_amount: priced ? dollarsText(row.price_cents) : "",
+              custom_subscription_good_until_time: priced ? newYorkTime(row.paid_until ?? row.ended_at).text : "",
+              custom_subscription_num_bill_periods_remaining: priced ? (billed ? "" : "0") : "",
+              recurring_billing_num_failed_transacts: String(row.failure_count),
+              recurring_billing_turned_off_when: priced && !billed ? ends : "",
+              recurring_next_billing_amount_default: billed ? dollarsText(row.next_charge_cents ?? 0) : "",
               subscription_schedule_guid: "",
             };
           }),
@@ -83,21 +98,30 @@ export const subscriberCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "unsubscribeFromStrategy",
     contexts: ["world", "platform"],
-    summary: "Ends the person's subscription to the system at once.",
+    summary:
+      "Ends the person's subscription to the system: actionType unsubscribe_immediate (default) at once, unsubscribe_end_of_term when its paid or granted term ends (billing stops now).",
     answer: UnsubscribeFromStrategy.answer,
     input: Type.Object({
       systemid: id(),
       personid: Type.Optional(id()),
       actionType: Type.Optional(text(40, { failure: "InvalidValue" })),
-      // Its values are not shown (API.md); it waits for autotrade (docs/decisions.md).
+      // What becomes of an autotrading subscriber's positions; checked, and acted on once autotrade exists.
       autoTradePositionsAndOrders: Type.Optional(text(40, { failure: "InvalidValue" })),
     }),
     async handler(ctx, input) {
       const personId = await subscriberOf(ctx, input.personid);
-      if ((input.actionType ?? "unsubscribe_immediate") !== "unsubscribe_immediate") {
-        throw new LegacyFailure("InvalidValue", "actionType must be unsubscribe_immediate");
+      const mode = ACTION_TYPES[input.actionType ?? "unsubscribe_immediate"];
+      if (mode === undefined) {
+        throw new LegacyFailure("InvalidValue", "actionType must be unsubscribe_immediate or unsubscribe_end_of_term");
       }
-      const guid = await unsubscribe(ctx, input.systemid, personId);
+      const positions = input.autoTradePositionsAndOrders;
+      if (positions !== undefined && !AUTOTRADE_POSITIONS.includes(positions)) {
+        throw new LegacyFailure(
+          "InvalidValue",
+          "autoTradePositionsAndOrders must be leave_in_place or attempt_to_close",
+        );
+      }
+      const guid = await unsubscribe(ctx, input.systemid, personId, mode);
       return { success: { subscription_guid: guid } };
     },
   }),

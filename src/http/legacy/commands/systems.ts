@@ -233,12 +233,13 @@ export const systemCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "listAllSystems",
     contexts: ["world", "platform"],
-    summary: "The systems the key reaches: its person's own (a Private Platform key: also those of its site's people).",
+    summary:
+      "The systems with real-time access: its person's own (a Private Platform key: also those of its site's people) and those the person's subscription gives access to.",
     answer: ListAllSystems.answer,
     input: Type.Object({}),
     async handler(ctx) {
       return {
-        response: (await reachedSystems(ctx, ctx.platformId)).map((s) => ({
+        response: (await reachedSystems(ctx, ctx.platformId, { subscribed: true })).map((s) => ({
           longDescription: s.long_description ?? "",
           system_id: String(s.id),
           systemName: s.name,

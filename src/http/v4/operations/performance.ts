@@ -201,7 +201,8 @@ function detailsOf(details: StrategyDetails) {
     Sortino: r.Sortino,
     Sharpe: r.Sharpe,
     Calmar: r.Calmar,
-    NoSubsAllowed: false,
+    // A private strategy is followed only through those who manage it; one that stopped trading takes nobody new.
+    NoSubsAllowed: strategy.is_private === 1 || strategy.is_alive !== 1,
     LatestTrade: r.LatestTrade,
   };
 }
