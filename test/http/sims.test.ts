@@ -303,8 +303,16 @@ for (const backend of BACKENDS) {
       assert.equal(ended.EndEquity, marks.json.Results[0].MonthlyResults[0].Equity);
 
       // A stopped simulation may start afresh.
-      const restarted = await startSim(p.keys.wlAdminA, { PersonId: p.people.personA, StrategyIds: [publicB] });
+      const restarted = await startSim(p.keys.wlAdminA, {
+        PersonId: p.people.personA,
+        StrategyIds: [publicB, publicB],
+      });
       assert.equal(restarted.json.Results[0].Started.length, 1, restarted.text);
+      // The same id twice in one call: the second finds the first live.
+      assert.deepEqual(
+        restarted.json.Results[0].Skipped.map((s: { StrategyId: number; Reason: string }) => [s.StrategyId, s.Reason]),
+        [[publicB, "already_simulated"]],
+      );
       assert.notEqual(restarted.json.Results[0].Started[0].SubscriptionId, first.SubscriptionId);
     });
 
