@@ -7,6 +7,8 @@ import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
 import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
+import { optionalId, required } from "./options.js";
+import { PLAN_COMMANDS } from "./plan-commands.js";
 import { UsageError } from "./usage-error.js";
 
 type OptionSpec = Record<string, { type: "string" }>;
@@ -189,21 +191,9 @@ export const COMMANDS: readonly CliCommand[] = [
       };
     },
   },
+  ...PLAN_COMMANDS,
 ];
 
 export function usage(): string {
   return `Usage: npm run cli -- <command> [options] [--json]\n\n${COMMANDS.map((c) => `  ${c.synopsis}`).join("\n")}`;
-}
-
-function required(options: Readonly<Record<string, string | undefined>>, name: string): string {
-  const value = options[name];
-  if (value === undefined || value === "") throw new UsageError(`--${name} is required`);
-  return value;
-}
-
-function optionalId(options: Readonly<Record<string, string | undefined>>, name: string): number | undefined {
-  const value = options[name];
-  if (value === undefined) return undefined;
-  if (!/^\d{1,15}$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer`);
-  return Number(value);
 }

@@ -2,6 +2,7 @@ import { isServiceAdmin, whiteLabelScope } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { asSiteId } from "../core/ids.js";
 import { dbOf, type RequestContext } from "./runtime.js";
+import type { SubscriptionRow } from "./subscription-rows.js";
 
 /** The longest window one export covers. */
 export const MAX_EXPORT_DAYS = 93;
@@ -19,8 +20,7 @@ export interface InstrumentationExport {
   readonly startDate: Date;
   readonly endDate: Date;
   readonly sessionEvents: readonly SessionEvent[];
-  /** Filled once subscriptions exist (a later issue). */
-  readonly subscriptions: readonly unknown[];
+  readonly subscriptions: readonly SubscriptionRow[];
   /** Filled once autotrade accounts exist (a later issue). */
   readonly autotradeAccountStability: readonly unknown[];
   /** Filled once autotrade executions exist (a later issue). */
@@ -65,6 +65,18 @@ export async function instrumentationExport(
     .orderBy("started_at")
     .orderBy("id")
     .execute();
+  // The site's subscriptions live at any time in the window: those it sold or granted, and
+  // every subscription of its customers (simulated and paper ones included).
+  const subscriptions = await db
+    .selectFrom("subscriptions as sub")
+    .innerJoin("persons as p", "p.id", "sub.person_id")
+    .selectAll("sub")
+    .where((eb) => eb.or([eb("sub.site_id", "=", scope.siteId), eb("p.white_label_site_id", "=", scope.siteId)]))
+    .where("sub.started_at", "<", end.getTime())
+    .where((eb) => eb.or([eb("sub.ended_at", "is", null), eb("sub.ended_at", ">", start.getTime())]))
+    .orderBy("sub.started_at")
+    .orderBy("sub.id")
+    .execute();
   return {
     whiteLabelSiteId: scope.siteId,
     startDate: start,
@@ -76,7 +88,7 @@ export async function instrumentationExport(
       ipAddress: s.ip_address,
       eventDate: new Date(s.started_at),
     })),
-    subscriptions: [],
+    subscriptions,
     autotradeAccountStability: [],
     executions: [],
   };

@@ -3,6 +3,7 @@ import { type Caller, mayReadPrivate, membership } from "../core/access.js";
 import { defaultIcon } from "../core/avatar.js";
 import { asPersonId } from "../core/ids.js";
 import type { Tx } from "../store/transaction.js";
+import type { PersonRoles } from "./person-roles.js";
 
 /**
  * A person as other people see them. Everyone sees the public part; the
@@ -69,7 +70,7 @@ export function memberOf(row: PersonRow) {
   return { personId: asPersonId(row.id), ...membership(row.white_label_site_id, row.geo_id) };
 }
 
-export function viewPerson(caller: Caller, row: PersonRow, includeIcon: boolean): PersonView {
+export function viewPerson(caller: Caller, row: PersonRow & PersonRoles, includeIcon: boolean): PersonView {
   const member = memberOf(row);
   const entitled = mayReadPrivate(caller, member);
   const administrator = entitled && caller.personId !== member.personId;
@@ -78,9 +79,8 @@ export function viewPerson(caller: Caller, row: PersonRow, includeIcon: boolean)
     alias: row.alias,
     created: new Date(row.created_at),
     isAlive: row.is_alive === 1,
-    // Strategies and subscriptions arrive in later issues; until then nobody manages or invests.
-    isManager: false,
-    isInvestor: false,
+    isManager: row.is_manager === 1,
+    isInvestor: row.is_investor === 1,
     // Initials of the screen name; of the real name only for those who may see it.
     icon: includeIcon ? defaultIcon(row.id, row.alias ?? (entitled ? `${row.first_name} ${row.last_name}` : "")) : null,
     private: entitled

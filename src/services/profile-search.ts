@@ -3,6 +3,7 @@ import { administers, membership } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { contains, containsIgnoringCase } from "../store/match.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
+import { withPersonRoles } from "./person-roles.js";
 import type { PersonView } from "./person-view.js";
 import { personsWithSites, viewPerson } from "./person-view.js";
 import { dbOf, type RequestContext } from "./runtime.js";
@@ -46,7 +47,7 @@ export async function searchProfiles(
       });
     }
   }
-  let query = personsWithSites(db);
+  let query = withPersonRoles(personsWithSites(db), ctx.clock.nowMs());
   switch (caller.role) {
     case "admin":
       break;

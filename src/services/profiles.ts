@@ -20,6 +20,7 @@ import { type Tx, withTransaction } from "../store/transaction.js";
 import { changingKeys } from "./key-cache.js";
 import { hashPassword } from "./passwords.js";
 import { newUserToken } from "./people.js";
+import { withPersonRoles } from "./person-roles.js";
 import { memberOf, type PersonView, personsWithSites, viewPerson } from "./person-view.js";
 import { dbOf, type RequestContext } from "./runtime.js";
 import { findGeoSite, findSite } from "./sites-lookup.js";
@@ -355,7 +356,9 @@ export async function getProfile(
   includeIcon: boolean,
 ): Promise<PersonView> {
   const id = personId ?? ctx.caller.personId;
-  const row = await personsWithSites(dbOf(ctx)).where("p.id", "=", id).executeTakeFirst();
+  const row = await withPersonRoles(personsWithSites(dbOf(ctx)), ctx.clock.nowMs())
+    .where("p.id", "=", id)
+    .executeTakeFirst();
   if (!row) throw refuse("NotFound", { field: "PersonId", message: `No person ${id}` });
   return viewPerson(ctx.caller, row, includeIcon);
 }

@@ -3,6 +3,7 @@ import { administers, isServiceAdmin, membership, whiteLabelScope } from "../cor
 import { refuse } from "../core/errors.js";
 import { asSiteId } from "../core/ids.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
+import { type PersonRoles, withPersonRoles } from "./person-roles.js";
 import { type PersonRow, personsWithSites } from "./person-view.js";
 import { dbOf, type RequestContext } from "./runtime.js";
 import { findGeoSite } from "./sites-lookup.js";
@@ -27,6 +28,8 @@ export interface SiteMember {
   readonly isAlive: boolean;
   readonly geoSiteName: string | null;
   readonly isGeoSiteAdmin: boolean;
+  readonly isManager: boolean;
+  readonly isInvestor: boolean;
 }
 
 /**
@@ -51,7 +54,7 @@ export async function listWhiteLabelSiteMembers(
     throw refuse("NotFound", { field: "WhiteLabelSiteId", message: `No white-label site ${scope.siteId}` });
   }
   const query = personsWithSites(db).where("p.white_label_site_id", "=", scope.siteId);
-  return memberPage(query, page);
+  return memberPage(ctx, query, page);
 }
 
 /**
@@ -69,15 +72,19 @@ export async function listGeoSiteMembers(
   if (!administers(ctx.caller, membership(null, geo.id))) {
     throw refuse("Forbidden", { field: "GeoSite", message: "Not an administrator of that geo-site" });
   }
-  return memberPage(personsWithSites(db).where(sql.ref("g.id"), "=", geo.id), page);
+  return memberPage(ctx, personsWithSites(db).where(sql.ref("g.id"), "=", geo.id), page);
 }
 
-async function memberPage(query: ReturnType<typeof personsWithSites>, page: PageRequest): Promise<Page<SiteMember>> {
-  const result = await fetchPage(query, ["p.id"], (row) => [row.id], page);
+async function memberPage(
+  ctx: RequestContext,
+  query: ReturnType<typeof personsWithSites>,
+  page: PageRequest,
+): Promise<Page<SiteMember>> {
+  const result = await fetchPage(withPersonRoles(query, ctx.clock.nowMs()), ["p.id"], (row) => [row.id], page);
   return { ...result, items: result.items.map(toMember) };
 }
 
-function toMember(row: PersonRow): SiteMember {
+function toMember(row: PersonRow & PersonRoles): SiteMember {
   return {
     id: row.id,
     alias: row.alias,
@@ -97,5 +104,7 @@ function toMember(row: PersonRow): SiteMember {
     isAlive: row.is_alive === 1,
     geoSiteName: row.geo_name,
     isGeoSiteAdmin: row.role === "geo-admin",
+    isManager: row.is_manager === 1,
+    isInvestor: row.is_investor === 1,
   };
 }

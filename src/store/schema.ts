@@ -34,6 +34,8 @@ export interface Database {
   ledger_accounts: LedgerAccountsTable;
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
+  license_plans: LicensePlansTable;
+  plan_subscriptions: PlanSubscriptionsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -56,6 +58,8 @@ export interface SitesTable {
   support_email: string | null;
   /** 1: resold subscriptions may be charged into a negative house-account balance. */
   allow_negative_billing: Generated<number>;
+  /** Who pays the AutoTrading licence of the site's customers: CustomerPays or SitePays. */
+  autotrade_fee_policy: Generated<AutotradeFeePolicy>;
 }
 
 export interface PersonsTable {
@@ -539,4 +543,35 @@ export interface IdempotencyKeysTable {
   created_at: number;
   /** The answer's body as sent (a success: refusals are not remembered). */
   answer: string | null;
+}
+
+/** Who pays the AutoTrading licence of a white-label site's customers. */
+export type AutotradeFeePolicy = "CustomerPays" | "SitePays";
+
+export type PlanKind = "investor" | "manager" | "autotrade";
+
+/** A licence plan: service-wide (no site) or one site's. */
+export interface LicensePlansTable {
+  id: Generated<number>;
+  site_id: number | null;
+  /** The licence type's name (LicenseType) and number (LicenseTypeId). */
+  license_type: string;
+  license_type_id: number;
+  kind: PlanKind;
+  monthly_cost_cents: number;
+  is_recurring: number;
+  created_at: number;
+}
+
+/** A person's subscription to a licence plan; live while started and not ended. */
+export interface PlanSubscriptionsTable {
+  id: Generated<number>;
+  person_id: number;
+  plan_id: number;
+  started_at: number;
+  /** null: open-ended (a recurring plan runs until stopped). */
+  ended_at: number | null;
+  is_recurring: number;
+  /** The plan's monthly cost when subscribed. */
+  cost_cents: number;
 }

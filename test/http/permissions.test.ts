@@ -98,6 +98,41 @@ const kycSubmission = (userToken: string) => ({
   Country: "US",
 });
 
+/**
+ * StartSim and StopSim on person A: white-label admins of A's site and service admins naming it.
+ * Site B's admin acting on its own site does not know A (404); naming site A is not its to name (403).
+ */
+const simCases = (request: (p: Population) => CallOptions): readonly Case[] => {
+  const onSiteA = (p: Population): CallOptions => {
+    const base = request(p);
+    return base.body
+      ? { body: { ...(base.body as object), WhiteLabelSiteId: p.siteA } }
+      : { query: { ...base.query, WhiteLabelSiteId: String(p.siteA) } };
+  };
+  return [
+    { name: "site A named", request: onSiteA, expect: only("admin", "wlAdminA") },
+    {
+      name: "the caller's own site",
+      request,
+      expect: (who) => ({ expired: 401, admin: 400, wlAdminA: 200, wlAdminB: 404 })[who as string] ?? 403,
+    },
+  ];
+};
+
+/** A person's plan subscriptions: private to the person and their administrators. */
+const planSubscriptionCases: readonly Case[] = [
+  {
+    name: "person A's",
+    request: (p) => ({ query: { PersonId: String(p.people.personA) } }),
+    expect: only("admin", "wlAdminA", "geoAdmin", "personA"),
+  },
+  {
+    name: "person B's",
+    request: (p) => ({ query: { PersonId: String(p.people.personB) } }),
+    expect: only("admin", "wlAdminB", "personB"),
+  },
+];
+
 const CASES: Readonly<Record<string, readonly Case[]>> = {
   Hello: [{ name: "greeting", request: () => ({ body: { Name: "Matrix" } }), expect: everyoneWithAValidKey }],
   GetAccessKey: [{ name: "own key", request: () => ({}), expect: everyoneWithAValidKey }],
@@ -431,6 +466,32 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
       name: "flat on A's public strategy",
       request: () => ({ body: { StrategyId: publicStrategyOfA, Positions: [] } }),
       expect: tradersOfA,
+    },
+  ],
+  StartSim: simCases((p) => ({ body: { PersonId: p.people.personA, StrategyIds: [publicStrategyOfA] } })),
+  StopSim: simCases((p) => ({
+    query: { PersonId: String(p.people.personA), StrategyId: String(publicStrategyOfA) },
+  })),
+  GetSimResults: [
+    {
+      name: "person A's",
+      request: (p) => ({ query: { PersonId: String(p.people.personA) } }),
+      expect: only("admin", "wlAdminA", "geoAdmin", "personA"),
+    },
+    { name: "the caller's own", request: () => ({}), expect: everyoneWithAValidKey },
+  ],
+  GetInvestorPlanSubscriptions: planSubscriptionCases,
+  GetManagerPlanSubscriptions: planSubscriptionCases,
+  GetAutotradePlans: [
+    {
+      name: "the caller's own site",
+      request: () => ({}),
+      expect: (who) => (who === "expired" ? 401 : who === "admin" ? 400 : who === "geoAdmin" ? 403 : 200),
+    },
+    {
+      name: "site A",
+      request: (p) => ({ query: { WhiteLabelSiteId: String(p.siteA) } }),
+      expect: only("admin", "wlAdminA", "personA"),
     },
   ],
 };

@@ -375,6 +375,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Autotrade/GetSimResults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Simulated subscriptions measured since each started, oldest first. A person sees their own, site administrators their members', service admins everyone's. Check IsResultReady before showing performance. */
+        get: operations["GetSimResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/General/GetInvestorPlanSubscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's investor plan subscriptions, oldest first by default. The person and their administrators only. */
+        get: operations["GetInvestorPlanSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/General/GetManagerPlanSubscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's manager plan subscriptions, oldest first by default. The person and their administrators only. */
+        get: operations["GetManagerPlanSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -605,6 +656,28 @@ export interface components {
             /** Format: date-time */
             Now: string;
         };
+        SimResult: {
+            PersonId: number;
+            FirstName: string;
+            LastName: string;
+            Email: string;
+            /** @description Always null: a simulation trades no account */
+            Account: string | null;
+            StrategyId: number;
+            StrategyName: string;
+            /** Format: date-time */
+            StartDate: string;
+            /** Format: date-time */
+            EndDate: string | null;
+            StartEquity: number | null;
+            /** @description Equity now (at the last mark before EndDate once ended); null until ready */
+            EndEquity: number | null;
+            /** @description A fraction: 0.05 is 5 %; null until ready */
+            TotalReturn: number | null;
+            /** @description EndEquity − StartEquity in dollars; null until ready */
+            TotalDelta: number | null;
+            ScalingFactor: number;
+        };
         StrategyBasicDetails: {
             Id: number;
             StrategyId: number;
@@ -755,6 +828,22 @@ export interface components {
             LastBillingFailureReason: string | null;
             /** Format: date-time */
             LastBillingFailureAt: string | null;
+        };
+        Subscription: {
+            Id: number;
+            PersonId: number;
+            LicenseType: string;
+            LicenseTypeId: number;
+            /** Format: date-time */
+            StartDate: string;
+            /**
+             * Format: date-time
+             * @description Null: runs until stopped
+             */
+            EndDate: string | null;
+            IsRecurring: boolean;
+            /** @description Monthly, in dollars */
+            Cost: number;
         };
         WhiteLabelSiteMember: {
             Id: number;
@@ -2031,6 +2120,143 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetSimResults: {
+        parameters: {
+            query?: {
+                /** @example 3 */
+                PersonId?: number;
+                WhiteLabelSiteId?: number;
+                /** @example false */
+                ActiveOnly?: boolean;
+                MaxAccountDays?: number;
+                MinLoginDays?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SimResult"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetInvestorPlanSubscriptions: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example false */
+                ActiveOnly?: boolean;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Subscription"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetManagerPlanSubscriptions: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example false */
+                ActiveOnly?: boolean;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Subscription"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

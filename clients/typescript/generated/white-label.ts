@@ -596,6 +596,108 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Autotrade/StartSim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Starts simulated subscriptions of the site's customer to 1 to 8 strategies. Strategies that cannot start are listed in Skipped with a reason; the call does not fail for them. White-label admins (service admins name the site). */
+        post: operations["StartSim"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/StopSim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Ends the customer's live simulated subscription to the strategy now. Real subscriptions are refused (use WhiteLabelStopSubscription); with none live it is a no-op (SubscriptionId null). White-label admins (service admins name the site). */
+        delete: operations["StopSim"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetSimResults": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Simulated subscriptions measured since each started, oldest first. A person sees their own, site administrators their members', service admins everyone's. Check IsResultReady before showing performance. */
+        get: operations["GetSimResults"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/General/GetInvestorPlanSubscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's investor plan subscriptions, oldest first by default. The person and their administrators only. */
+        get: operations["GetInvestorPlanSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/General/GetManagerPlanSubscriptions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's manager plan subscriptions, oldest first by default. The person and their administrators only. */
+        get: operations["GetManagerPlanSubscriptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutotradePlans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The AutoTrading licence plans open to the site's customers (the site's own and the service-wide ones) and the site's fee policy: who pays the licence. Members of the site (service admins name it). */
+        get: operations["GetAutotradePlans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -636,6 +738,20 @@ export interface components {
             /** @description 0 Autotrade, 1 BrokerTransmit */
             ConnectionType: number;
             AddedByPersonId: number;
+        };
+        AutotradePlans: {
+            WhiteLabelSiteId: number;
+            /** @description CustomerPays (default): the customer pays the AutoTrading licence; SitePays: the site does */
+            AutotradeFeePolicy: string;
+            Plans: {
+                Id: number;
+                /** @description Null: a service-wide plan */
+                WhiteLabelSiteId: number | null;
+                LicenseType: string;
+                LicenseTypeId: number;
+                MonthlyCost: number;
+                IsRecurring: boolean;
+            }[];
         };
         ClosedTrade: {
             Id: number;
@@ -1057,6 +1173,58 @@ export interface components {
             /** Format: date-time */
             ParkedUntilDate: string | null;
         };
+        SimResult: {
+            PersonId: number;
+            FirstName: string;
+            LastName: string;
+            Email: string;
+            /** @description Always null: a simulation trades no account */
+            Account: string | null;
+            StrategyId: number;
+            StrategyName: string;
+            /** Format: date-time */
+            StartDate: string;
+            /** Format: date-time */
+            EndDate: string | null;
+            StartEquity: number | null;
+            /** @description Equity now (at the last mark before EndDate once ended); null until ready */
+            EndEquity: number | null;
+            /** @description A fraction: 0.05 is 5 %; null until ready */
+            TotalReturn: number | null;
+            /** @description EndEquity − StartEquity in dollars; null until ready */
+            TotalDelta: number | null;
+            ScalingFactor: number;
+            SubscriptionId?: number;
+            /** @description True once the strategy has been marked at a close after the start */
+            IsResultReady?: boolean;
+        };
+        StartSimResult: {
+            PersonId: number;
+            Started: {
+                StrategyId: number;
+                SubscriptionId: number;
+                /** Format: date-time */
+                StartDate: string;
+                /** @description The strategy's equity when the simulation started */
+                StartEquity: number;
+            }[];
+            Skipped: {
+                StrategyId: number;
+                /** @description not_found (no such strategy, or private to another site), not_alive, own_strategy (the customer owns it), already_subscribed (a live real or paper subscription), already_simulated */
+                Reason: string;
+                Message: string;
+                /** @description The live subscription in the way, if any */
+                SubscriptionId: number | null;
+            }[];
+        };
+        StopSimResult: {
+            PersonId: number;
+            StrategyId: number;
+            /** @description The simulation this call ended; null when none was live (a no-op) */
+            SubscriptionId: number | null;
+            /** Format: date-time */
+            EndDate: string | null;
+        };
         StrategyBasicDetails: {
             Id: number;
             StrategyId: number;
@@ -1231,6 +1399,22 @@ export interface components {
             /** @description What it costs the subscriber a month: resold, base price plus the site's markup; direct, its price spread over the months of its interval; 0 for grants and free ones */
             MonthlyCost: number;
         };
+        Subscription: {
+            Id: number;
+            PersonId: number;
+            LicenseType: string;
+            LicenseTypeId: number;
+            /** Format: date-time */
+            StartDate: string;
+            /**
+             * Format: date-time
+             * @description Null: runs until stopped
+             */
+            EndDate: string | null;
+            IsRecurring: boolean;
+            /** @description Monthly, in dollars */
+            Cost: number;
+        };
         SupportedSymbol: {
             /** @description future, forex or stock */
             SymbolType: string;
@@ -1290,7 +1474,46 @@ export interface components {
                 /** Format: date-time */
                 EventDate: string;
             }[];
-            Subscriptions: unknown[];
+            /** @description Subscriptions live at any time in the window: sold or granted by the site, or of its customers */
+            Subscriptions: {
+                SubscriptionId: number;
+                PersonId: number;
+                StrategyId: number;
+                /** @description real, simulated or paper */
+                Kind: string;
+                /** @description free, grant (owned strategy), resale (catalog, billed to the house account) or direct */
+                Lane: string;
+                /** @description The site that sold or granted it */
+                WhiteLabelSiteId: number | null;
+                /** @description What the payer pays each interval, in dollars */
+                Price: number;
+                BasePrice: number;
+                Markup: number;
+                /** @description month or year */
+                BillingInterval: string | null;
+                BillingIntervalCount: number | null;
+                /** Format: date-time */
+                StartDate: string;
+                /** Format: date-time */
+                EndDate: string | null;
+                EndReason: string | null;
+                /**
+                 * Format: date-time
+                 * @description The end of the paid or granted term
+                 */
+                PaidUntil: string | null;
+                /** Format: date-time */
+                NextChargeDate: string | null;
+                NextBillingPrice: number | null;
+                IsCancelPending: boolean;
+                BillingFailureCount: number;
+                LastBillingFailureReason: string | null;
+                /** Format: date-time */
+                LastBillingFailureAt: string | null;
+                /** Format: date-time */
+                LastTransactionDate: string | null;
+                LastTransactionAmount: number | null;
+            }[];
             AutotradeAccountStability: unknown[];
             Executions: unknown[];
         };
@@ -3272,6 +3495,286 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    StartSim: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "PersonId": 3,
+                 *       "StrategyIds": [
+                 *         1
+                 *       ],
+                 *       "WhiteLabelSiteId": 2
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The customer */
+                    PersonId: number;
+                    StrategyIds: number[];
+                    /** @description Service admin keys only: the site acted on */
+                    WhiteLabelSiteId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["StartSimResult"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    StopSim: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example 1 */
+                StrategyId: number;
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["StopSimResult"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetSimResults: {
+        parameters: {
+            query?: {
+                /** @example 3 */
+                PersonId?: number;
+                WhiteLabelSiteId?: number;
+                /** @example false */
+                ActiveOnly?: boolean;
+                MaxAccountDays?: number;
+                MinLoginDays?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SimResult"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetInvestorPlanSubscriptions: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example false */
+                ActiveOnly?: boolean;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Subscription"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetManagerPlanSubscriptions: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example false */
+                ActiveOnly?: boolean;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Subscription"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradePlans: {
+        parameters: {
+            query?: {
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradePlans"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

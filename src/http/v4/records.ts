@@ -189,7 +189,36 @@ export const InstrumentationExportRecord = Type.Object(
         EventDate: DateTime(),
       }),
     ),
-    Subscriptions: Type.Array(Type.Unknown()),
+    Subscriptions: Type.Array(
+      Type.Object({
+        SubscriptionId: Type.Integer(),
+        PersonId: Type.Integer(),
+        StrategyId: Type.Integer(),
+        Kind: Type.String({ description: "real, simulated or paper" }),
+        Lane: Type.String({
+          description: "free, grant (owned strategy), resale (catalog, billed to the house account) or direct",
+        }),
+        WhiteLabelSiteId: Nullable(Type.Integer({ description: "The site that sold or granted it" })),
+        Price: Type.Number({ description: "What the payer pays each interval, in dollars" }),
+        BasePrice: Type.Number(),
+        Markup: Type.Number(),
+        BillingInterval: Nullable(Type.String({ description: "month or year" })),
+        BillingIntervalCount: Nullable(Type.Integer()),
+        StartDate: DateTime(),
+        EndDate: Nullable(DateTime()),
+        EndReason: Nullable(Type.String()),
+        PaidUntil: Nullable(DateTime({ description: "The end of the paid or granted term" })),
+        NextChargeDate: Nullable(DateTime()),
+        NextBillingPrice: Nullable(Type.Number()),
+        IsCancelPending: Type.Boolean(),
+        BillingFailureCount: Type.Integer(),
+        LastBillingFailureReason: Nullable(Type.String()),
+        LastBillingFailureAt: Nullable(DateTime()),
+        LastTransactionDate: Nullable(DateTime()),
+        LastTransactionAmount: Nullable(Type.Number()),
+      }),
+      { description: "Subscriptions live at any time in the window: sold or granted by the site, or of its customers" },
+    ),
     AutotradeAccountStability: Type.Array(Type.Unknown()),
     Executions: Type.Array(Type.Unknown()),
   },
@@ -560,4 +589,102 @@ export const StrategySubscriberRecord = Type.Object(
     GeoSiteId: Nullable(Type.Integer({ description: "The subscriber's geo-site" })),
   },
   { title: "StrategySubscriber" },
+);
+
+export const StartSimResultRecord = Type.Object(
+  {
+    PersonId: Type.Integer(),
+    Started: Type.Array(
+      Type.Object({
+        StrategyId: Type.Integer(),
+        SubscriptionId: Type.Integer(),
+        StartDate: DateTime(),
+        StartEquity: Type.Number({ description: "The strategy's equity when the simulation started" }),
+      }),
+    ),
+    Skipped: Type.Array(
+      Type.Object({
+        StrategyId: Type.Integer(),
+        Reason: Type.String({
+          description:
+            "not_found (no such strategy, or private to another site), not_alive, own_strategy (the customer owns it), already_subscribed (a live real or paper subscription), already_simulated",
+        }),
+        Message: Type.String(),
+        SubscriptionId: Nullable(Type.Integer({ description: "The live subscription in the way, if any" })),
+      }),
+    ),
+  },
+  { title: "StartSimResult" },
+);
+
+export const StopSimResultRecord = Type.Object(
+  {
+    PersonId: Type.Integer(),
+    StrategyId: Type.Integer(),
+    SubscriptionId: Nullable(
+      Type.Integer({ description: "The simulation this call ended; null when none was live (a no-op)" }),
+    ),
+    EndDate: Nullable(DateTime()),
+  },
+  { title: "StopSimResult" },
+);
+
+export const SimResultRecord = Type.Object(
+  {
+    PersonId: Type.Integer(),
+    FirstName: Type.String(),
+    LastName: Type.String(),
+    Email: Type.String(),
+    Account: Nullable(Type.String({ description: "Always null: a simulation trades no account" })),
+    StrategyId: Type.Integer(),
+    StrategyName: Type.String(),
+    StartDate: DateTime(),
+    EndDate: Nullable(DateTime()),
+    StartEquity: Nullable(Type.Number()),
+    EndEquity: Nullable(
+      Type.Number({ description: "Equity now (at the last mark before EndDate once ended); null until ready" }),
+    ),
+    TotalReturn: Nullable(Type.Number({ description: "A fraction: 0.05 is 5 %; null until ready" })),
+    TotalDelta: Nullable(Type.Number({ description: "EndEquity − StartEquity in dollars; null until ready" })),
+    ScalingFactor: Type.Number(),
+    SubscriptionId: Type.Optional(Type.Integer()),
+    IsResultReady: Type.Optional(
+      Type.Boolean({ description: "True once the strategy has been marked at a close after the start" }),
+    ),
+  },
+  { title: "SimResult" },
+);
+
+export const PlanSubscriptionRecord = Type.Object(
+  {
+    Id: Type.Integer(),
+    PersonId: Type.Integer(),
+    LicenseType: Type.String(),
+    LicenseTypeId: Type.Integer(),
+    StartDate: DateTime(),
+    EndDate: Nullable(DateTime({ description: "Null: runs until stopped" })),
+    IsRecurring: Type.Boolean(),
+    Cost: Type.Number({ description: "Monthly, in dollars" }),
+  },
+  { title: "Subscription" },
+);
+
+export const AutotradePlansRecord = Type.Object(
+  {
+    WhiteLabelSiteId: Type.Integer(),
+    AutotradeFeePolicy: Type.String({
+      description: "CustomerPays (default): the customer pays the AutoTrading licence; SitePays: the site does",
+    }),
+    Plans: Type.Array(
+      Type.Object({
+        Id: Type.Integer(),
+        WhiteLabelSiteId: Nullable(Type.Integer({ description: "Null: a service-wide plan" })),
+        LicenseType: Type.String(),
+        LicenseTypeId: Type.Integer(),
+        MonthlyCost: Type.Number(),
+        IsRecurring: Type.Boolean(),
+      }),
+    ),
+  },
+  { title: "AutotradePlans" },
 );

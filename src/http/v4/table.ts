@@ -5,8 +5,10 @@ import { instrumentationOperations } from "./operations/instrumentation.js";
 import { kycOperations } from "./operations/kyc.js";
 import { orderOperations } from "./operations/orders.js";
 import { performanceOperations } from "./operations/performance.js";
+import { planOperations } from "./operations/plans.js";
 import { profileOperations } from "./operations/profiles.js";
 import { sandboxOperations } from "./operations/sandbox.js";
+import { simOperations } from "./operations/sims.js";
 import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
 import { subscriptionOperations } from "./operations/subscriptions.js";
@@ -26,4 +28,6 @@ export const OPERATIONS: readonly Operation[] = [
   ...discoveryOperations,
   ...symbolOperations,
   ...sandboxOperations,
+  ...simOperations,
+  ...planOperations,
 ];

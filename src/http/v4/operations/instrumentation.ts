@@ -1,6 +1,8 @@
 import { Type } from "@sinclair/typebox";
 import { onlyRoles } from "../../../core/access.js";
+import { dollarsOf } from "../../../core/money.js";
 import { instrumentationExport, MAX_EXPORT_DAYS } from "../../../services/instrumentation.js";
+import type { SubscriptionRow } from "../../../services/subscription-rows.js";
 import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { InstrumentationExportRecord } from "../records.js";
@@ -46,7 +48,7 @@ export const instrumentationOperations = [
             IPAddress: event.ipAddress,
             EventDate: event.eventDate,
           })),
-          Subscriptions: report.subscriptions,
+          Subscriptions: report.subscriptions.map(subscriptionEvent),
           AutotradeAccountStability: report.autotradeAccountStability,
           Executions: report.executions,
         },
@@ -54,3 +56,35 @@ export const instrumentationOperations = [
     },
   }),
 ];
+
+const dateOf = (ms: number | null): Date | null => (ms === null ? null : new Date(ms));
+const dollarsOrNull = (cents: number | null): number | null => (cents === null ? null : dollarsOf(cents));
+
+/** A subscription as the instrumentation export shows it: its kind, lane, price and billing state. */
+export function subscriptionEvent(row: SubscriptionRow) {
+  return {
+    SubscriptionId: row.id,
+    PersonId: row.person_id,
+    StrategyId: row.strategy_id,
+    Kind: row.kind,
+    Lane: row.lane,
+    WhiteLabelSiteId: row.site_id,
+    Price: dollarsOf(row.price_cents),
+    BasePrice: dollarsOf(row.base_price_cents),
+    Markup: dollarsOf(row.markup_cents),
+    BillingInterval: row.billing_interval,
+    BillingIntervalCount: row.billing_interval_count,
+    StartDate: new Date(row.started_at),
+    EndDate: dateOf(row.ended_at),
+    EndReason: row.end_reason,
+    PaidUntil: dateOf(row.paid_until),
+    NextChargeDate: dateOf(row.next_charge_at),
+    NextBillingPrice: dollarsOrNull(row.next_charge_cents),
+    IsCancelPending: row.cancel_pending === 1,
+    BillingFailureCount: row.failure_count,
+    LastBillingFailureReason: row.last_failure_reason,
+    LastBillingFailureAt: dateOf(row.last_failure_at),
+    LastTransactionDate: dateOf(row.last_charge_at),
+    LastTransactionAmount: dollarsOrNull(row.last_charge_cents),
+  };
+}

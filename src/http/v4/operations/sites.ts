@@ -81,9 +81,8 @@ function siteMemberRecord(m: SiteMember) {
     LastIP: m.lastIp,
     IsEmailValidated: m.isEmailValidated,
     IsAlive: m.isAlive,
-    // Strategies and subscriptions arrive in later issues; until then nobody manages or invests.
-    IsManager: false,
-    IsInvestor: false,
+    IsManager: m.isManager,
+    IsInvestor: m.isInvestor,
     GeoSite: m.geoSiteName,
     IsGeoSiteAdmin: m.isGeoSiteAdmin,
   };
