@@ -115,7 +115,7 @@ async function populate(storage: Storage, count: number): Promise<void> {
     const strategies = await tx
       .insertInto("strategies")
       .values(
-        sites.map((site, i) => ({
+        sites.map((_, i) => ({
           name: `Resold ${i + 1}`,
           owner_person_id: owner?.id as number,
           white_label_site_id: null,
