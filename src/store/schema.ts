@@ -34,6 +34,7 @@ export interface Database {
   ledger_accounts: LedgerAccountsTable;
   ledger_transactions: LedgerTransactionsTable;
   ledger_entries: LedgerEntriesTable;
+  subscription_grants: SubscriptionGrantsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -537,4 +538,19 @@ export interface IdempotencyKeysTable {
   created_at: number;
   /** The answer's body as sent (a success: refusals are not remembered). */
   answer: string | null;
+}
+
+/** One WhiteLabelStartSubscription call granting access to a strategy the site owns, under its IdempotencyKey. */
+export interface SubscriptionGrantsTable {
+  id: Generated<number>;
+  site_id: number;
+  /** Unique per site: the same key again replays this grant (same parameters) or is refused. */
+  idempotency_key: string;
+  /** A hash of the call's parameters (customer, strategy, term). */
+  request_fingerprint: string;
+  /** The subscription granted or extended; null only while the call that claimed the key runs. */
+  subscription_id: number | null;
+  /** The end of access this call granted. */
+  granted_until: number | null;
+  created_at: number;
 }

@@ -7,6 +7,7 @@ import { orderOperations } from "./operations/orders.js";
 import { performanceOperations } from "./operations/performance.js";
 import { profileOperations } from "./operations/profiles.js";
 import { sandboxOperations } from "./operations/sandbox.js";
+import { siteCommerceOperations } from "./operations/site-commerce.js";
 import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
 import { symbolOperations } from "./operations/symbols.js";
@@ -24,4 +25,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...discoveryOperations,
   ...symbolOperations,
   ...sandboxOperations,
+  ...siteCommerceOperations,
 ];
