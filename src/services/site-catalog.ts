@@ -2,7 +2,7 @@ import { refuse } from "../core/errors.js";
 import { centsOfText } from "../core/money.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import { type Tx, withTransaction } from "../store/transaction.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 import { commerceSite } from "./site-scope.js";
 
 /**
@@ -70,11 +70,10 @@ export async function siteCatalog(
   requestedSiteId: number | undefined,
   page: PageRequest,
 ): Promise<Page<CatalogEntry>> {
-  return withTransaction(ctx, async ({ tx }) => {
-    const site = await commerceSite(ctx, tx, requestedSiteId);
-    const result = await fetchPage(catalogRows(tx, site.id), ["c.strategy_id"], (row) => [row.strategy_id], page);
-    return { ...result, items: result.items.map(entryOf) };
-  });
+  const db = dbOf(ctx);
+  const site = await commerceSite(ctx, db, requestedSiteId);
+  const result = await fetchPage(catalogRows(db, site.id), ["c.strategy_id"], (row) => [row.strategy_id], page);
+  return { ...result, items: result.items.map(entryOf) };
 }
 
 export type CatalogAction = "Add" | "Remove";

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { houseAccount, ownerAccount } from "../../src/core/ledger.js";
+import { successBody } from "../../src/http/v4/envelope.js";
+import { OPERATIONS } from "../../src/http/v4/table.js";
 import { setNegativeBilling } from "../../src/services/commerce-admin.js";
 import { balances } from "../../src/services/ledger.js";
 import { assertRefused, fund, houseBalance, newCustomer, newStrategy, only, simulate } from "../helpers/commerce.js";
@@ -460,3 +462,17 @@ for (const backend of BACKENDS) {
     });
   });
 }
+
+test("a first charge that did not settle is told in ResponseStatus.Message; a settled one answers OK", () => {
+  const operation = OPERATIONS.find((o) => o.id === "WhiteLabelStartSubscription");
+  const message = operation?.successMessage;
+  assert.ok(message);
+  assert.equal(
+    message([{ IsFirstChargeSuccessful: false, LastBillingFailureReason: "Insufficient house account funds" }]),
+    "The first charge did not settle (Insufficient house account funds): the recurring biller retries it",
+  );
+  assert.equal(message([{ IsFirstChargeSuccessful: true, LastBillingFailureReason: null }]), undefined);
+  assert.equal(message([{ IsFirstChargeSuccessful: null, LastBillingFailureReason: null }]), undefined);
+  assert.equal(successBody([], undefined, "detail").ResponseStatus.Message, "detail");
+  assert.equal(successBody([]).ResponseStatus.Message, "OK");
+});
