@@ -1,13 +1,16 @@
 import { ROLES, type Role } from "../core/access.js";
 import { parseDateTime } from "../core/datetime.js";
 import { Refusal } from "../core/errors.js";
+import { dollarsOf } from "../core/money.js";
+import { readDollars } from "../core/prices.js";
 import { openFrame } from "../engine/frame/open.js";
+import { fundHouseAccount, setNegativeBilling, setStrategyPrice } from "../services/commerce-admin.js";
 import { describeDemo, seedDemo } from "../services/demo.js";
 import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
 import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
-import { optionalId, required } from "./options.js";
+import { dollarsOption, optionalId, required, requiredId } from "./options.js";
 import { PLAN_COMMANDS } from "./plan-commands.js";
 import { UsageError } from "./usage-error.js";
 
@@ -161,6 +164,58 @@ export const COMMANDS: readonly CliCommand[] = [
       return {
         json: { Id: id, RevokedDate: revoked.revokedAt.toISOString() },
         text: `Key ${id} revoked at ${revoked.revokedAt.toISOString()}`,
+      };
+    },
+  },
+  {
+    noun: "site",
+    verb: "fund",
+    synopsis: "site fund --id WHITE_LABEL_SITE_ID --amount DOLLARS   (credits the site's house account)",
+    options: { id: str, amount: str },
+    async run(runtime, o) {
+      const siteId = requiredId(o, "id");
+      const cents = dollarsOption(o, "amount", { zeroAllowed: false });
+      const balance = await fundHouseAccount(runtime, siteId, cents);
+      return {
+        json: { SiteId: siteId, HouseAccountBalance: dollarsOf(balance) },
+        text: `Site ${siteId}: house account balance ${dollarsOf(balance)}`,
+      };
+    },
+  },
+  {
+    noun: "site",
+    verb: "set",
+    synopsis: "site set --id WHITE_LABEL_SITE_ID --allow-negative-billing true|false",
+    options: { id: str, "allow-negative-billing": str },
+    async run(runtime, o) {
+      const siteId = requiredId(o, "id");
+      const allow = required(o, "allow-negative-billing");
+      if (allow !== "true" && allow !== "false") throw new UsageError("--allow-negative-billing is true or false");
+      const site = await setNegativeBilling(runtime, siteId, allow === "true");
+      return {
+        json: {
+          SiteId: site.siteId,
+          AllowNegativeBilling: site.allowNegativeBilling,
+          HouseAccountBalance: dollarsOf(site.houseAccountCents),
+        },
+        text: `Site ${siteId}: negative billing ${site.allowNegativeBilling ? "allowed" : "not allowed"}`,
+      };
+    },
+  },
+  {
+    noun: "strategy",
+    verb: "price",
+    synopsis: "strategy price --id STRATEGY_ID --monthly DOLLARS [--annual DOLLARS]   (the owner's subscription price)",
+    options: { id: str, monthly: str, annual: str },
+    async run(runtime, o) {
+      const strategyId = requiredId(o, "id");
+      const monthly = dollarsOption(o, "monthly", { zeroAllowed: true });
+      const annual = o.annual === undefined ? null : dollarsOption(o, "annual", { zeroAllowed: false });
+      const price = await setStrategyPrice(runtime, strategyId, monthly, annual);
+      const annualCost = price.annualCents === null ? null : dollarsOf(price.annualCents);
+      return {
+        json: { StrategyId: strategyId, MonthlyCost: dollarsOf(price.monthlyCents), AnnualCost: annualCost },
+        text: `Strategy ${strategyId}: ${dollarsOf(price.monthlyCents)} a month${annualCost === null ? "" : `, ${annualCost} a year`}`,
       };
     },
   },

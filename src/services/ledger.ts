@@ -1,5 +1,6 @@
 import { sql } from "kysely";
-import { type Entry, entriesOf, type Transfer } from "../core/ledger.js";
+import { refuse } from "../core/errors.js";
+import { type Entry, entriesOf, reversalOf, type Transfer } from "../core/ledger.js";
 import type { LedgerAccountKind, LedgerTransactionKind } from "../store/schema.js";
 import type { Backend } from "../store/storage.js";
 import { backendOf, type Tx } from "../store/transaction.js";
@@ -161,4 +162,46 @@ async function lockIds(tx: Tx, backend: Backend, ids: readonly number[]): Promis
   if (backend !== "postgres" || ids.length === 0) return;
   const sorted = [...ids].sort((a, b) => a - b);
   await sql`select id from ledger_accounts where id in (${sql.join(sorted)}) order by id for update`.execute(tx);
+}
+
+/**
+ * Refunds a charge: a `refund` posting that reverses its transfers, with the
+ * reference refund:<charge reference>, so a charge is refunded at most once.
+ * Answers the refund's transaction id, or null when it was refunded already.
+ */
+export async function refundCharge(tx: Tx, chargeReference: string, nowMs: number): Promise<number | null> {
+  const charge = await tx
+    .selectFrom("ledger_transactions")
+    .select(["id", "subscription_id"])
+    .where("reference", "=", chargeReference)
+    .where("kind", "=", "charge")
+    .executeTakeFirst();
+  if (!charge) throw refuse("NotFound", { message: `No charge ${chargeReference}` });
+  const entries = await tx
+    .selectFrom("ledger_entries as e")
+    .innerJoin("ledger_accounts as a", "a.id", "e.account_id")
+    .select(["a.owner_key", "e.amount_cents"])
+    .where("e.transaction_id", "=", charge.id)
+    .orderBy("e.id")
+    .execute();
+  // entriesOf writes each transfer as its two entries, taken then given, one after the other.
+  const transfers: Transfer[] = [];
+  for (let at = 0; at + 1 < entries.length; at += 2) {
+    const [from, to] = [entries[at], entries[at + 1]] as [(typeof entries)[number], (typeof entries)[number]];
+    transfers.push({ from: from.owner_key, to: to.owner_key, cents: Number(to.amount_cents) });
+  }
+  const [id] = await post(
+    tx,
+    [
+      {
+        kind: "refund",
+        reference: `refund:${chargeReference}`,
+        subscriptionId: charge.subscription_id,
+        memo: null,
+        transfers: reversalOf(transfers),
+      },
+    ],
+    nowMs,
+  );
+  return id ?? null;
 }

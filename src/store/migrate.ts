@@ -17,6 +17,7 @@ import { sentSymbolsMigration } from "./migrations/0015_sent_symbols.js";
 import { idempotencyKeysMigration } from "./migrations/0016_idempotency_keys.js";
 import { commerceMigration } from "./migrations/0017_commerce.js";
 import { plansMigration } from "./migrations/0018_plans.js";
+import { whiteLabelMigration } from "./migrations/0020_whitelabel.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -41,6 +42,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0016_idempotency_keys": idempotencyKeysMigration(),
     "0017_commerce": commerceMigration(storage.backend),
     "0018_plans": plansMigration(storage.backend),
+    "0020_whitelabel": whiteLabelMigration(storage.backend),
   };
 }
 

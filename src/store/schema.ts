@@ -36,6 +36,7 @@ export interface Database {
   ledger_entries: LedgerEntriesTable;
   license_plans: LicensePlansTable;
   plan_subscriptions: PlanSubscriptionsTable;
+  subscription_grants: SubscriptionGrantsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -574,4 +575,18 @@ export interface PlanSubscriptionsTable {
   is_recurring: number;
   /** The plan's monthly cost when subscribed. */
   cost_cents: number;
+}
+/** One WhiteLabelStartSubscription call granting access to a strategy the site owns, under its IdempotencyKey. */
+export interface SubscriptionGrantsTable {
+  id: Generated<number>;
+  site_id: number;
+  /** Unique per site: the same key again replays this grant (same parameters) or is refused. */
+  idempotency_key: string;
+  /** A hash of the call's parameters (customer, strategy, term). */
+  request_fingerprint: string;
+  /** The subscription granted or extended; null only while the call that claimed the key runs. */
+  subscription_id: number | null;
+  /** The end of access this call granted. */
+  granted_until: number | null;
+  created_at: number;
 }

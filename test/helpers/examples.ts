@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { EXAMPLE } from "../../src/http/v4/examples.js";
+import { fundHouseAccount, setStrategyPrice } from "../../src/services/commerce-admin.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
 import { ADMIN_KEY, type TestService } from "./service.js";
@@ -81,4 +82,27 @@ export async function buildExampleService(service: TestService): Promise<void> {
     resting.push(order.SignalId);
   }
   assert.deepEqual(resting, [EXAMPLE.replacedSignalId, EXAMPLE.canceledSignalId, EXAMPLE.restingSignalId]);
+
+  // White-label commerce: a marketplace strategy from outside the site, priced, in its catalog, resold to the customer.
+  const resold = await ok("WL", "/Strategies/AddStrategy", {
+    StrategyName: "Global Macro",
+    StartingCapital: 500_000,
+    StrategyOwnerPersonId: 1,
+    InitialSiteVisibility: true,
+  });
+  assert.equal(resold.StrategyId, EXAMPLE.resoldStrategyId);
+  await setStrategyPrice(runtime, EXAMPLE.resoldStrategyId, 4900, null);
+  await fundHouseAccount(runtime, site.id, 100_000);
+  const onSite = { WhiteLabelSiteId: site.id };
+  await ok("WL", "/Strategies/UpdateSiteCatalog", {
+    StrategyIds: [EXAMPLE.resoldStrategyId],
+    Action: "Add",
+    ...onSite,
+  });
+  await ok("WL", "/Strategies/WhiteLabelStartSubscription", {
+    PersonId: customer.personId,
+    StrategyId: EXAMPLE.resoldStrategyId,
+    IdempotencyKey: "resale-2026-03-ben-macro",
+    ...onSite,
+  });
 }

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { pathOf, type V4Server } from "../../src/http/v4/operation.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
+import { setStrategyPrice } from "../../src/services/commerce-admin.js";
 import {
   BACKENDS,
   type CallOptions,
@@ -68,6 +69,8 @@ let signups = 0;
 let strategyOfA = 0;
 /** A public strategy of person A's, made by A's site administrator before the matrix runs. */
 let publicStrategyOfA = 0;
+/** A public, priced strategy of person B's, in site A's resale catalog before the matrix runs. */
+let marketStrategyOfB = 0;
 const orderOfA = (extra: Record<string, unknown> = {}) => orderOf(() => strategyOfA, extra);
 const newCustomer = (extra: Record<string, unknown> = {}) => {
   signups += 1;
@@ -494,7 +497,63 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
       expect: only("admin", "wlAdminA", "personA"),
     },
   ],
+  ...whiteLabelCommerceCases(),
 };
+
+/**
+ * White-label commerce: site A's administrators and service admins (naming the site) only; another
+ * site's administrator naming site A is refused (403), and without naming it acts on its own site,
+ * where site A's customer does not exist (404).
+ */
+function whiteLabelCommerceCases(): Record<string, readonly Case[]> {
+  const siteAOnly = only("admin", "wlAdminA");
+  const onOwnSite = (ownSiteB: number) => (who: PopulationRole) =>
+    who === "expired" ? 401 : who === "admin" ? 400 : who === "wlAdminA" ? 200 : who === "wlAdminB" ? ownSiteB : 403;
+  const grantOfA = (p: Population, extra: Record<string, unknown> = {}) => ({
+    body: {
+      PersonId: p.people.personA,
+      StrategyId: publicStrategyOfA,
+      IdempotencyKey: "matrix-grant",
+      Months: 1,
+      ...extra,
+    },
+  });
+  const stopOfA = (p: Population, extra: Record<string, string> = {}) => ({
+    query: { PersonId: String(p.people.personA), StrategyId: String(publicStrategyOfA), ...extra },
+  });
+  return {
+    GetSiteCatalog: [
+      { name: "site A", request: (p) => ({ query: { WhiteLabelSiteId: String(p.siteA) } }), expect: siteAOnly },
+      { name: "the caller's own site", request: () => ({}), expect: onOwnSite(200) },
+    ],
+    UpdateSiteCatalog: [
+      {
+        name: "B's strategy into site A's catalog",
+        request: (p) => ({ body: { StrategyIds: [marketStrategyOfB], Action: "Add", WhiteLabelSiteId: p.siteA } }),
+        expect: siteAOnly,
+      },
+    ],
+    WhiteLabelUpdateSiteCatalogPricing: [
+      {
+        name: "site A's catalog strategy",
+        request: (p) => ({ body: { StrategyId: marketStrategyOfB, MonthlyMarkup: 5, WhiteLabelSiteId: p.siteA } }),
+        expect: siteAOnly,
+      },
+    ],
+    WhiteLabelStartSubscription: [
+      { name: "grant to A on site A", request: (p) => grantOfA(p, { WhiteLabelSiteId: p.siteA }), expect: siteAOnly },
+      { name: "grant to A on the caller's own site", request: (p) => grantOfA(p), expect: onOwnSite(404) },
+    ],
+    WhiteLabelStopSubscription: [
+      {
+        name: "A's grant on site A",
+        request: (p) => stopOfA(p, { WhiteLabelSiteId: String(p.siteA) }),
+        expect: siteAOnly,
+      },
+      { name: "A's grant on the caller's own site", request: (p) => stopOfA(p), expect: onOwnSite(404) },
+    ],
+  };
+}
 
 /** The private data each caller may see: its own, and that of the people it administers. */
 const VISIBLE: Readonly<Record<PopulationRole, readonly PopulationRole[]>> = {
@@ -529,6 +588,32 @@ for (const backend of BACKENDS) {
         },
       });
       publicStrategyOfA = shown.json.Results[0].StrategyId;
+      const market = await service.call("WL", "POST", "/Strategies/AddStrategy", {
+        key: population.keys.wlAdminB,
+        body: {
+          StrategyName: "Person B Market",
+          StartingCapital: 10000,
+          StrategyOwnerPersonId: population.people.personB,
+          InitialSiteVisibility: true,
+        },
+      });
+      marketStrategyOfB = market.json.Results[0].StrategyId;
+      await setStrategyPrice(service.app.runtime, marketStrategyOfB, 4900, null);
+      const added = await service.call("WL", "POST", "/Strategies/UpdateSiteCatalog", {
+        key: population.keys.wlAdminA,
+        body: { StrategyIds: [marketStrategyOfB], Action: "Add" },
+      });
+      assert.equal(added.json.Results[0].Result, "added", added.text);
+      const granted = await service.call("WL", "POST", "/Strategies/WhiteLabelStartSubscription", {
+        key: population.keys.wlAdminA,
+        body: {
+          PersonId: population.people.personA,
+          StrategyId: publicStrategyOfA,
+          IdempotencyKey: "setup",
+          Months: 6,
+        },
+      });
+      assert.equal(granted.status, 200, granted.text);
     });
     after(() => service.close());
 

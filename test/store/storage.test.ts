@@ -34,6 +34,7 @@ for (const backend of BACKENDS) {
         "0016_idempotency_keys",
         "0017_commerce",
         "0018_plans",
+        "0020_whitelabel",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -106,6 +107,7 @@ for (const backend of BACKENDS) {
           "0016_idempotency_keys",
           "0017_commerce",
           "0018_plans",
+          "0020_whitelabel",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -698,6 +698,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Strategies/GetSiteCatalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The strategies the site resells: original and display name, base monthly cost, the site's markup and the resulting monthly cost, in dollars. */
+        get: operations["GetSiteCatalog"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/UpdateSiteCatalog": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Adds strategies to the site's resale catalog or removes them, each on its own. Idempotent: a strategy already in the asked state succeeds. Removal is refused while customers of the site hold a live resold subscription (the count is given). */
+        post: operations["UpdateSiteCatalog"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/WhiteLabelUpdateSiteCatalogPricing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sets the monthly markup of one catalog strategy and its display name (stated every call: omitted or empty shows the original name) and descriptions (omitted: kept; empty: the strategy's own). */
+        post: operations["WhiteLabelUpdateSiteCatalogPricing"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/WhiteLabelStartSubscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Gives a customer of the site a strategy: one the site owns by a finite access grant (Months or AccessUntil; a new IdempotencyKey extends it, the same one replays it), one of its catalog by an open-ended monthly subscription billed to the house account, whose first charge is made in the call. */
+        post: operations["WhiteLabelStartSubscription"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/WhiteLabelStopSubscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Stops a customer's subscription of the site. EndOfTerm (default): billing stops, access runs to the end of the paid or granted term; repeating changes nothing. Immediate: ends now, the rest of the term forfeited. Simulated subscriptions: use StopSim. */
+        delete: operations["WhiteLabelStopSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1198,6 +1283,41 @@ export interface components {
             /** @description True once the strategy has been marked at a close after the start */
             IsResultReady?: boolean;
         };
+        SiteCatalogEntry: {
+            WhiteLabelSiteId: number;
+            StrategyId: number;
+            /** @description The strategy's original name */
+            StrategyName: string;
+            /** @description The site's own name for it; null: shown as StrategyName */
+            DisplayName: string | null;
+            /** @description The site's, where it set one; else the strategy's */
+            ShortDescription: string | null;
+            /** @description The site's, where it set one; else the strategy's */
+            LongDescription: string | null;
+            /** @description Dollars: the owner's monthly price, the wholesale price the site pays */
+            BaseMonthlyCost: number;
+            /** @description Dollars the site adds */
+            MonthlyMarkup: number;
+            /** @description Dollars: BaseMonthlyCost + MonthlyMarkup, what the site's customers see */
+            MonthlyCost: number;
+            /** Format: date-time */
+            AddedDate: string;
+            /** Format: date-time */
+            LastModified: string;
+        };
+        SiteCatalogUpdateResult: {
+            StrategyId: number;
+            Success: boolean;
+            /**
+             * @description added, already_in_catalog, removed and not_in_catalog succeed; refused does not
+             * @enum {string}
+             */
+            Result: "added" | "already_in_catalog" | "removed" | "not_in_catalog" | "refused";
+            /** @description Why it was refused */
+            Reason: string | null;
+            /** @description Remove: the site's customers with a live resold subscription; null on Add */
+            ActiveSubscriberCount: number | null;
+        };
         StartSimResult: {
             PersonId: number;
             Started: {
@@ -1457,6 +1577,39 @@ export interface components {
             IsInvestor: boolean;
             GeoSite: string | null;
             IsGeoSiteAdmin: boolean;
+        };
+        WhiteLabelSubscription: {
+            SubscriptionId: number;
+            PersonId: number;
+            StrategyId: number;
+            /**
+             * @description Owned: a finite access grant, no charge; Resold: monthly at the wholesale price to the house account
+             * @enum {string}
+             */
+            Lane: "Owned" | "Resold";
+            IsIdempotentReplay: boolean;
+            /** @description Resold: whether the first charge settled; Owned: null */
+            IsFirstChargeSuccessful: boolean | null;
+            /** Format: date-time */
+            StartDate: string;
+            /**
+             * Format: date-time
+             * @description Access ends here (Owned: the grant's end; Resold: paid until)
+             */
+            AccessUntil: string | null;
+            /**
+             * Format: date-time
+             * @description When the subscription ends; null: open-ended
+             */
+            EndDate: string | null;
+            IsCancelPending: boolean;
+            /** Format: date-time */
+            NextChargeDate: string | null;
+            /** @description Dollars, charged to the house account */
+            NextBillingPrice: number | null;
+            /** @description Resold: dollars a month to the house account */
+            WholesaleMonthly: number | null;
+            LastBillingFailureReason: string | null;
         };
         WlInstrumentationExport: {
             WhiteLabelSiteId: number;
@@ -3775,6 +3928,283 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetSiteCatalog: {
+        parameters: {
+            query?: {
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SiteCatalogEntry"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    UpdateSiteCatalog: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "StrategyIds": [
+                 *         3
+                 *       ],
+                 *       "Action": "Add",
+                 *       "WhiteLabelSiteId": 2
+                 *     }
+                 */
+                "application/json": {
+                    StrategyIds: number[];
+                    /** @enum {string} */
+                    Action: "Add" | "Remove";
+                    /** @description Service admin keys only: the site to act on */
+                    WhiteLabelSiteId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SiteCatalogUpdateResult"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    WhiteLabelUpdateSiteCatalogPricing: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "StrategyId": 3,
+                 *       "MonthlyMarkup": 15,
+                 *       "DisplayName": "Alpine Macro",
+                 *       "ShortDescription": "Global macro, resold by Alpine Trading.",
+                 *       "WhiteLabelSiteId": 2
+                 *     }
+                 */
+                "application/json": {
+                    StrategyId: number;
+                    /** @description Dollars added to the base monthly price, 0 or more, whole cents */
+                    MonthlyMarkup: number | string;
+                    DisplayName?: string;
+                    ShortDescription?: string;
+                    LongDescription?: string;
+                    /** @description Service admin keys only: the site to act on */
+                    WhiteLabelSiteId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SiteCatalogEntry"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    WhiteLabelStartSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "PersonId": 3,
+                 *       "StrategyId": 2,
+                 *       "IdempotencyKey": "grant-2026-03-ben-core",
+                 *       "Months": 3,
+                 *       "WhiteLabelSiteId": 2
+                 *     }
+                 */
+                "application/json": {
+                    PersonId: number;
+                    StrategyId: number;
+                    /** @description One per business event */
+                    IdempotencyKey: string;
+                    /** @description Owned strategies: the term */
+                    Months?: number;
+                    /**
+                     * Format: date-time
+                     * @description Owned strategies: the term's end, instead of Months
+                     */
+                    AccessUntil?: string;
+                    /** @description Service admin keys only: the site to act on */
+                    WhiteLabelSiteId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["WhiteLabelSubscription"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    WhiteLabelStopSubscription: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example 3 */
+                StrategyId: number;
+                /** @example EndOfTerm */
+                Mode?: "EndOfTerm" | "Immediate";
+                AutotradePositions?: "LeaveInPlace" | "AttemptToClose";
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["WhiteLabelSubscription"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -23,11 +23,12 @@ export interface Pagination {
   readonly next_cursor: string | null;
 }
 
-export function successBody(results: readonly unknown[], pagination?: Pagination) {
+/** `message`: a detail the success carries instead of OK (a first charge that did not settle). */
+export function successBody(results: readonly unknown[], pagination?: Pagination, message = "OK") {
   return {
     Results: results,
     ...(pagination ? { Pagination: pagination } : {}),
-    ResponseStatus: { ErrorCode: "200", Message: "OK", Errors: [] },
+    ResponseStatus: { ErrorCode: "200", Message: message, Errors: [] },
   };
 }
 

@@ -23,4 +23,6 @@ export const EXAMPLE = {
   canceledSignalId: 2,
   restingSignalId: 3,
   symbol: "AAPL",
+  /** A marketplace strategy of the service administrator's, in the site's resale catalog at 49 dollars a month. */
+  resoldStrategyId: 3,
 } as const;

@@ -50,6 +50,8 @@ interface OperationBase<Input extends TObject> {
   readonly preSerialized?: boolean;
   /** A request repeated with its Idempotency-Key answers as the first did and makes nothing (./idempotency.ts). */
   readonly idempotent?: boolean;
+  /** A detail for ResponseStatus.Message of a success, from its Results (OK when it gives none). */
+  readonly successMessage?: (results: readonly unknown[]) => string | undefined;
   /**
    * A valid request (its query or body) for the OpenAPI documents, naming the objects of the
    * example service (./examples.ts); a test sends it on every server listing the operation.

@@ -688,3 +688,74 @@ export const AutotradePlansRecord = Type.Object(
   },
   { title: "AutotradePlans" },
 );
+
+/** A strategy of a white-label site's resale catalog (GetSiteCatalog; the spec does not show its fields). */
+export const SiteCatalogEntryRecord = Type.Object(
+  {
+    WhiteLabelSiteId: Type.Integer(),
+    StrategyId: Type.Integer(),
+    StrategyName: Type.String({ description: "The strategy's original name" }),
+    DisplayName: Nullable(Type.String({ description: "The site's own name for it; null: shown as StrategyName" })),
+    ShortDescription: Nullable(Type.String({ description: "The site's, where it set one; else the strategy's" })),
+    LongDescription: Nullable(Type.String({ description: "The site's, where it set one; else the strategy's" })),
+    BaseMonthlyCost: Type.Number({
+      description: "Dollars: the owner's monthly price, the wholesale price the site pays",
+    }),
+    MonthlyMarkup: Type.Number({ description: "Dollars the site adds" }),
+    MonthlyCost: Type.Number({
+      description: "Dollars: BaseMonthlyCost + MonthlyMarkup, what the site's customers see",
+    }),
+    AddedDate: DateTime(),
+    LastModified: DateTime(),
+  },
+  { title: "SiteCatalogEntry" },
+);
+
+/** One strategy's result of UpdateSiteCatalog. */
+export const SiteCatalogUpdateRecord = Type.Object(
+  {
+    StrategyId: Type.Integer(),
+    Success: Type.Boolean(),
+    Result: Type.Union(
+      [
+        Type.Literal("added"),
+        Type.Literal("already_in_catalog"),
+        Type.Literal("removed"),
+        Type.Literal("not_in_catalog"),
+        Type.Literal("refused"),
+      ],
+      { description: "added, already_in_catalog, removed and not_in_catalog succeed; refused does not" },
+    ),
+    Reason: Nullable(Type.String({ description: "Why it was refused" })),
+    ActiveSubscriberCount: Nullable(
+      Type.Integer({ description: "Remove: the site's customers with a live resold subscription; null on Add" }),
+    ),
+  },
+  { title: "SiteCatalogUpdateResult" },
+);
+
+/** What WhiteLabelStartSubscription and WhiteLabelStopSubscription answer. */
+export const WhiteLabelSubscriptionRecord = Type.Object(
+  {
+    SubscriptionId: Type.Integer(),
+    PersonId: Type.Integer(),
+    StrategyId: Type.Integer(),
+    Lane: Type.Union([Type.Literal("Owned"), Type.Literal("Resold")], {
+      description:
+        "Owned: a finite access grant, no charge; Resold: monthly at the wholesale price to the house account",
+    }),
+    IsIdempotentReplay: Type.Boolean(),
+    IsFirstChargeSuccessful: Nullable(
+      Type.Boolean({ description: "Resold: whether the first charge settled; Owned: null" }),
+    ),
+    StartDate: DateTime(),
+    AccessUntil: Nullable(DateTime({ description: "Access ends here (Owned: the grant's end; Resold: paid until)" })),
+    EndDate: Nullable(DateTime({ description: "When the subscription ends; null: open-ended" })),
+    IsCancelPending: Type.Boolean(),
+    NextChargeDate: Nullable(DateTime()),
+    NextBillingPrice: Nullable(Type.Number({ description: "Dollars, charged to the house account" })),
+    WholesaleMonthly: Nullable(Type.Number({ description: "Resold: dollars a month to the house account" })),
+    LastBillingFailureReason: Nullable(Type.String()),
+  },
+  { title: "WhiteLabelSubscription" },
+);

@@ -222,7 +222,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
           if (operation.preSerialized) {
             return reply.type(JSON_TYPE).send(successPayload(strip(results, hiddenFields)));
           }
-          return reply.send(successBody(strip(results, hiddenFields)));
+          return reply.send(successBody(strip(results, hiddenFields), undefined, operation.successMessage?.(results)));
         }
         const { Cursor, Limit, AscendingOrder, ...filters } = input.value;
         const binding = queryBinding(operation.id, filters);

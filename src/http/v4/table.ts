@@ -9,6 +9,7 @@ import { planOperations } from "./operations/plans.js";
 import { profileOperations } from "./operations/profiles.js";
 import { sandboxOperations } from "./operations/sandbox.js";
 import { simOperations } from "./operations/sims.js";
+import { siteCommerceOperations } from "./operations/site-commerce.js";
 import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
 import { subscriptionOperations } from "./operations/subscriptions.js";
@@ -30,4 +31,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...sandboxOperations,
   ...simOperations,
   ...planOperations,
+  ...siteCommerceOperations,
 ];
