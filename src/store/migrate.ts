@@ -16,6 +16,7 @@ import { strategyRecordsMigration } from "./migrations/0014_strategy_records.js"
 import { sentSymbolsMigration } from "./migrations/0015_sent_symbols.js";
 import { idempotencyKeysMigration } from "./migrations/0016_idempotency_keys.js";
 import { commerceMigration } from "./migrations/0017_commerce.js";
+import { checkoutMigration } from "./migrations/0021_checkout.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -39,6 +40,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0015_sent_symbols": sentSymbolsMigration(),
     "0016_idempotency_keys": idempotencyKeysMigration(),
     "0017_commerce": commerceMigration(storage.backend),
+    "0021_checkout": checkoutMigration(storage.backend),
   };
 }
 

@@ -33,6 +33,7 @@ for (const backend of BACKENDS) {
         "0015_sent_symbols",
         "0016_idempotency_keys",
         "0017_commerce",
+        "0021_checkout",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -104,6 +105,7 @@ for (const backend of BACKENDS) {
           "0015_sent_symbols",
           "0016_idempotency_keys",
           "0017_commerce",
+          "0021_checkout",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");
