@@ -284,10 +284,16 @@ export async function payCheckout(
       if (!input.consented) {
         throw refuse("MissingValue", { field: "Consent", message: "Tick the consent box to subscribe" });
       }
-      return move(tx, row, "pay", nowMs, undefined, {
-        subscription_id: await startPaidSubscription(tx, row, input.paymentRef, nowMs),
-        payment_ref: input.paymentRef,
-      });
+      // Claimed first: of two posts at once (a double click) only one makes the subscription.
+      const paying = await move(tx, row, "pay", nowMs, undefined, { payment_ref: input.paymentRef });
+      if (!paying) return null;
+      const subscriptionId = await startPaidSubscription(tx, row, input.paymentRef, nowMs);
+      await tx
+        .updateTable("subscription_checkouts")
+        .set({ subscription_id: subscriptionId })
+        .where("id", "=", row.id)
+        .execute();
+      return { ...paying, subscription_id: subscriptionId };
     }
     return move(tx, row, input.event, nowMs);
   });

@@ -321,6 +321,36 @@ for (const backend of BACKENDS) {
       await service.call("GEN", "POST", "/Sandbox/SetClock", { body: { Now: null } });
     });
 
+    test("concurrent creates agree on one checkout; concurrent pays make one subscription and one charge", async () => {
+      const creates = await Promise.all(Array.from({ length: 10 }, () => create({ StrategyId: strategyId })));
+      assert.deepEqual(
+        creates.map((r) => r.status),
+        creates.map(() => 200),
+      );
+      const ids = new Set(creates.map((r) => r.json.Results[0].IntentId));
+      assert.equal(ids.size, 1);
+      const { IntentId, ApprovalUrl } = creates[0]?.json.Results[0];
+      const shown = await page(ApprovalUrl);
+      const pays = await Promise.all(
+        Array.from({ length: 5 }, () =>
+          submit(service, ApprovalUrl, "pay", { form_token: shown.formToken, consent: "yes" }),
+        ),
+      );
+      assert.deepEqual(
+        pays.map((r) => r.status),
+        pays.map(() => 303),
+      );
+      const [active] = (await poll(IntentId)).json.Results;
+      assert.equal(active.Status, "Active");
+      const made = await service.storage.db
+        .selectFrom("subscriptions")
+        .select("id")
+        .where("strategy_id", "=", strategyId)
+        .execute();
+      assert.deepEqual(made, [{ id: active.SubscriptionId }]);
+      assert.equal((await ledgerCharges(active.SubscriptionId)).length, 1);
+    });
+
     test("the page escapes the strategy's name; an unknown token opens nothing", async () => {
       await service.storage.db
         .updateTable("strategies")

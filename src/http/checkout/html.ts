@@ -1,3 +1,4 @@
+import { awaitsCustomer } from "../../core/checkout.js";
 import type { CheckoutPage } from "../../services/checkout.js";
 
 /**
@@ -45,8 +46,11 @@ export function checkoutHtml(page: CheckoutPage, base: string, error?: string): 
   const terms = `${price} ${every(row.billing_interval_count, row.billing_interval)}`;
   const summary = `<h1>Subscribe to ${escapeHtml(strategyName)}</h1>
 <dl><dt>Strategy</dt><dd id="strategy">${escapeHtml(strategyName)}</dd>
-<dt>Price</dt><dd id="price">${escapeHtml(terms)}</dd>
-<dt>Billing</dt><dd>Charged now, then ${escapeHtml(every(row.billing_interval_count, row.billing_interval))} until you cancel</dd></dl>`;
+<dt>Price</dt><dd id="price">${escapeHtml(terms)}</dd>${
+    awaitsCustomer(row.status)
+      ? `<dt>Billing</dt><dd>Charged now, then ${escapeHtml(every(row.billing_interval_count, row.billing_interval))} until you cancel</dd>`
+      : ""
+  }</dl>`;
   const status = `<p id="status" class="note" data-status="${row.status}">${escapeHtml(row.status_detail)}</p>`;
   const shownError = error === undefined ? "" : `<p id="error" class="note error">${escapeHtml(error)}</p>`;
   const decline = form(`${base}/decline`, formToken, `<button id="decline" type="submit">Decline</button>`);
