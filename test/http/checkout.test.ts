@@ -329,7 +329,7 @@ for (const backend of BACKENDS) {
       );
       const ids = new Set(creates.map((r) => r.json.Results[0].IntentId));
       assert.equal(ids.size, 1);
-      const { IntentId, ApprovalUrl } = creates[0]?.json.Results[0];
+      const { IntentId, ApprovalUrl } = (creates[0] as CallResult).json.Results[0];
       const shown = await page(ApprovalUrl);
       const pays = await Promise.all(
         Array.from({ length: 5 }, () =>
