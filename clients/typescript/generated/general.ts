@@ -1313,7 +1313,7 @@ export interface operations {
                      * @enum {string}
                      */
                     BillingInterval?: "month" | "year";
-                    /** @description Intervals per charge (default 1) */
+                    /** @description Intervals per charge (default 1), int32 */
                     BillingIntervalCount?: number;
                 };
             };

@@ -7,6 +7,7 @@ import { type CheckoutView, checkoutPath, checkoutStatus, createCheckout } from 
 import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { SubscriptionCheckoutRecord } from "../records.js";
+import { Id } from "../schemas.js";
 
 /** The GEN subscription checkout (API.md 4.4): the caller buys a subscription for themself. */
 export const checkoutOperations = [
@@ -17,14 +18,14 @@ export const checkoutOperations = [
     servers: ["GEN"],
     summary: `Starts the caller's checkout of a paid strategy's subscription; nothing is charged until the caller opens ApprovalUrl, consents and pays. BillingIntervalCount is 1 to ${MAX_INTERVAL_COUNT.month} months or 1 to ${MAX_INTERVAL_COUNT.year} years. Asked again while a checkout with the same terms is pending, it answers that one; other terms supersede it.`,
     input: Type.Object({
-      StrategyId: Type.Integer({ minimum: 1 }),
+      StrategyId: Id(),
       BillingInterval: Type.Optional(
         Type.Union([Type.Literal("month"), Type.Literal("year")], {
           description: "month (default), or year for strategies offering annual billing",
         }),
       ),
       BillingIntervalCount: Type.Optional(
-        Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "Intervals per charge (default 1)" }),
+        Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "Intervals per charge (default 1), int32" }),
       ),
     }),
     result: SubscriptionCheckoutRecord,
@@ -47,7 +48,7 @@ export const checkoutOperations = [
     path: "/General/GetSubscriptionCheckoutStatus",
     servers: ["GEN"],
     summary: `A checkout's status, for its customer (and service admins). Poll no more than once every ${POLL_INTERVAL_MS / 1000} seconds per checkout: a faster poll is answered 429 with Retry-After.`,
-    input: Type.Object({ IntentId: Type.Integer({ minimum: 1 }) }),
+    input: Type.Object({ IntentId: Id() }),
     result: SubscriptionCheckoutRecord,
     permission: anyCaller,
     paginated: false,
