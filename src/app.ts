@@ -2,12 +2,14 @@ import { randomBytes } from "node:crypto";
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { RateLimitConfig } from "./config.js";
+import { POLL_INTERVAL_MS } from "./core/checkout.js";
 import { ControllableClock } from "./core/clock.js";
 import { FillLoop } from "./engine/fill-loop.js";
 import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
 import { recordsConsumer } from "./engine/outbox/records.js";
 import { OutboxRunner } from "./engine/outbox/runner.js";
+import { registerCheckoutPage } from "./http/checkout/page.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
 import { buildLegacyServer } from "./http/legacy/server.js";
@@ -15,14 +17,17 @@ import type { Probes } from "./http/probes.js";
 import { RateLimiter } from "./http/rate-limit.js";
 import type { HttpTimeouts } from "./http/transport.js";
 import type { V4Server } from "./http/v4/operation.js";
+import { PollGate } from "./http/v4/poll-gate.js";
 import { buildV4Server } from "./http/v4/server.js";
 import { OPERATIONS } from "./http/v4/table.js";
 import { ServiceMetrics } from "./metrics.js";
 import { type BootstrapOutcome, ensureServiceAdmin } from "./services/bootstrap.js";
 import { loadClockSetting } from "./services/clock.js";
 import { KeySessions } from "./services/key-sessions.js";
+import type { PaymentProvider } from "./services/payments.js";
 import { readiness } from "./services/readiness.js";
 import type { Runtime } from "./services/runtime.js";
+import { SandboxPayments } from "./services/sandbox-payments.js";
 import type { TradingRuntime } from "./services/trading.js";
 import { migrateToLatest } from "./store/migrate.js";
 import { settingOrInit } from "./store/settings.js";
@@ -51,6 +56,8 @@ export interface AppOptions {
   readonly timeouts?: HttpTimeouts;
   /** Work on the migrated storage before the fill loop starts (demo data, whose history the loop must not race). */
   readonly prepare?: (runtime: Runtime & Pick<TradingRuntime, "frame">) => Promise<void>;
+  /** Where customers' money is taken; the sandbox provider unless given (no real processor is wired in). */
+  readonly payments?: PaymentProvider;
 }
 
 export interface App {
@@ -61,6 +68,8 @@ export interface App {
   readonly probes: Probes;
   readonly servers: Readonly<Record<ServerName, FastifyInstance>>;
   readonly bootstrap: BootstrapOutcome;
+  /** The payment provider the checkout's first charges (and the biller's renewals) ask. */
+  readonly payments: PaymentProvider;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -103,8 +112,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     metrics,
     readiness: () => readiness({ storage, fillLoop: () => fillLoop.status, systemNow: options.systemNow }),
   };
+  const payments = options.payments ?? new SandboxPayments(storage, clock);
   const v4 = {
     probes,
+    payments,
+    checkoutPolls: new PollGate(POLL_INTERVAL_MS, options.systemNow),
     fillLoop,
     runtime,
     sessions,
@@ -117,7 +129,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
   const servers = {
     WL: await buildV4Server("WL", v4),
-    GEN: await buildV4Server("GEN", v4),
+    GEN: registerCheckoutPage(await buildV4Server("GEN", v4), { runtime, payments }),
     GEO: await buildV4Server("GEO", v4),
     LEGACY: await buildLegacyServer({
       runtime,
@@ -135,6 +147,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     probes,
     servers,
     bootstrap,
+    payments,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await fillLoop.stop();

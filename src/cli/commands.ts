@@ -2,7 +2,6 @@ import { ROLES, type Role } from "../core/access.js";
 import { parseDateTime } from "../core/datetime.js";
 import { Refusal } from "../core/errors.js";
 import { dollarsOf } from "../core/money.js";
-import { readDollars } from "../core/prices.js";
 import { openFrame } from "../engine/frame/open.js";
 import { fundHouseAccount, setNegativeBilling, setStrategyPrice } from "../services/commerce-admin.js";
 import { describeDemo, seedDemo } from "../services/demo.js";

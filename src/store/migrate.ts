@@ -18,6 +18,7 @@ import { idempotencyKeysMigration } from "./migrations/0016_idempotency_keys.js"
 import { commerceMigration } from "./migrations/0017_commerce.js";
 import { plansMigration } from "./migrations/0018_plans.js";
 import { whiteLabelMigration } from "./migrations/0020_whitelabel.js";
+import { checkoutMigration } from "./migrations/0021_checkout.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -43,6 +44,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0017_commerce": commerceMigration(storage.backend),
     "0018_plans": plansMigration(storage.backend),
     "0020_whitelabel": whiteLabelMigration(storage.backend),
+    "0021_checkout": checkoutMigration(storage.backend),
   };
 }
 

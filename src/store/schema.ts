@@ -1,6 +1,7 @@
 import type { Generated } from "kysely";
 import type { Role } from "../core/access.js";
 import type { BillingInterval } from "../core/billing.js";
+import type { CheckoutStatus } from "../core/checkout.js";
 
 /**
  * The tables as Kysely sees them. Times are integer milliseconds since the
@@ -37,6 +38,8 @@ export interface Database {
   license_plans: LicensePlansTable;
   plan_subscriptions: PlanSubscriptionsTable;
   subscription_grants: SubscriptionGrantsTable;
+  subscription_checkouts: SubscriptionCheckoutsTable;
+  sandbox_charges: SandboxChargesTable;
 }
 
 export interface ServiceSettingsTable {
@@ -589,4 +592,43 @@ export interface SubscriptionGrantsTable {
   /** The end of access this call granted. */
   granted_until: number | null;
   created_at: number;
+}
+
+/** A GEN checkout: a customer's intent to buy a subscription, approved on its page (src/core/checkout.ts). */
+export interface SubscriptionCheckoutsTable {
+  id: Generated<number>;
+  person_id: number;
+  strategy_id: number;
+  status: CheckoutStatus;
+  status_detail: string;
+  billing_interval: BillingInterval;
+  billing_interval_count: number;
+  /** What the customer pays per interval. */
+  price_cents: number;
+  /** With the service's checkout secret, makes the page token and the form token; the token itself is not stored. */
+  nonce: string;
+  /** sha256 of the page token: how the page finds its checkout. */
+  token_hash: string;
+  /** person:strategy while a human step or the charge is pending (unique: one pending checkout each). */
+  pending_key: string | null;
+  /** The subscription made at consent (active once its first charge settled). */
+  subscription_id: number | null;
+  /** The payment method the customer paid with. */
+  payment_ref: string | null;
+  created_at: number;
+  updated_at: number;
+  /** Service clock: a checkout not approved by then expires. */
+  expires_at: number;
+}
+
+/** A charge the sandbox payment provider answered: one outcome per reference. */
+export interface SandboxChargesTable {
+  reference: string;
+  outcome: "settled" | "declined" | "action_required";
+  reason: string | null;
+  provider_ref: string;
+  payment_ref: string;
+  amount_cents: number;
+  created_at: number;
+  updated_at: number;
 }

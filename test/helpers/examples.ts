@@ -61,6 +61,12 @@ export async function buildExampleService(service: TestService): Promise<void> {
     StrategyOwnerPersonId: customer.personId,
   });
   assert.equal(portfolio.StrategyId, EXAMPLE.portfolioStrategyId);
+  // The owner's subscription prices (CreateSubscriptionCheckout's example buys a month).
+  await service.storage.db
+    .updateTable("strategies")
+    .set({ monthly_cost: "49", annual_cost: "490" })
+    .where("id", "=", EXAMPLE.strategyId)
+    .execute();
   await put("/Strategies/UpdateStrategy", {
     StrategyId: EXAMPLE.strategyId,
     LongDescription: "Buys US large caps breaking out of a 20-day range.",

@@ -1,8 +1,10 @@
 import type { FastifyInstance } from "fastify";
 import pino from "pino";
+import { POLL_INTERVAL_MS } from "../../src/core/checkout.js";
 import { cursorCodec } from "../../src/http/cursor.js";
 import { RateLimiter } from "../../src/http/rate-limit.js";
 import type { Operation, V4Server } from "../../src/http/v4/operation.js";
+import { PollGate } from "../../src/http/v4/poll-gate.js";
 import { buildV4Server } from "../../src/http/v4/server.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
 import { KeySessions } from "../../src/services/key-sessions.js";
@@ -28,5 +30,7 @@ export function probeServer(
     sessions: new KeySessions(),
     fillLoop: service.app.fillLoop,
     probes: service.app.probes,
+    payments: service.app.payments,
+    checkoutPolls: new PollGate(POLL_INTERVAL_MS, Date.now),
   });
 }

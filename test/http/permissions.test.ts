@@ -71,6 +71,8 @@ let strategyOfA = 0;
 let publicStrategyOfA = 0;
 /** A public, priced strategy of person B's, in site A's resale catalog before the matrix runs. */
 let marketStrategyOfB = 0;
+/** Person B's checkout of A's public strategy, made before the matrix runs. */
+let checkoutOfB = 0;
 const orderOfA = (extra: Record<string, unknown> = {}) => orderOf(() => strategyOfA, extra);
 const newCustomer = (extra: Record<string, unknown> = {}) => {
   signups += 1;
@@ -373,6 +375,28 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     },
   ],
   AdvanceClock: [{ name: "no move", request: () => ({ body: { Seconds: 0 } }), expect: adminsOnly }],
+  SetPaymentOutcome: [{ name: "approve", request: () => ({ body: { Outcome: "approve" } }), expect: adminsOnly }],
+  CreateSubscriptionCheckout: [
+    {
+      name: "A's public strategy, priced",
+      request: () => ({ body: { StrategyId: publicStrategyOfA } }),
+      // The owner cannot subscribe to their own strategy.
+      expect: (who) => (who === "expired" ? 401 : who === "personA" ? 400 : 200),
+    },
+    {
+      name: "A's private strategy",
+      request: () => ({ body: { StrategyId: strategyOfA } }),
+      // Those who may see it learn it takes no subscriptions; to the others it does not exist.
+      expect: (who) => (who === "personA" ? 400 : tradersOfPrivateA(who) === 200 ? 409 : tradersOfPrivateA(who)),
+    },
+  ],
+  GetSubscriptionCheckoutStatus: [
+    {
+      name: "person B's checkout",
+      request: () => ({ query: { IntentId: String(checkoutOfB) } }),
+      expect: (who) => (who === "expired" ? 401 : who === "personB" || who === "admin" ? 200 : 404),
+    },
+  ],
   NewStrategyOrder: [
     { name: "a limit buy on A's private strategy", request: () => ({ body: orderOfA() }), expect: tradersOfPrivateA },
     {
@@ -614,6 +638,16 @@ for (const backend of BACKENDS) {
         },
       });
       assert.equal(granted.status, 200, granted.text);
+      await service.storage.db
+        .updateTable("strategies")
+        .set({ monthly_cost: "25" })
+        .where("id", "=", publicStrategyOfA)
+        .execute();
+      const checkout = await service.call("GEN", "POST", "/General/CreateSubscriptionCheckout", {
+        key: population.keys.personB,
+        body: { StrategyId: publicStrategyOfA },
+      });
+      checkoutOfB = checkout.json.Results[0].IntentId;
     });
     after(() => service.close());
 

@@ -42,6 +42,8 @@ test("text keeps everything but secret query parameters, JSON members and bearer
     [`body {"apikey":"${KEY}","systemid":1}`, `body {"apikey":"[redacted]","systemid":1}`],
     [`cut short: {"Password" : "${KEY}`, `cut short: {"Password" : "[redacted]"`],
     [`header Bearer ${KEY} was sent`, "header Bearer [redacted] was sent"],
+    ["/Checkout/Zx9_-Qw3Ertyuiopasdfghjklzxcvbnm0123456789/pay", "/Checkout/[redacted]/pay"],
+    ["/checkout/Zx9_-Qw3Ertyuiopasdfghjklzxcvbnm0123456789?x=1", "/checkout/[redacted]?x=1"],
     ["/x?systemid=7&filter=a", "/x?systemid=7&filter=a"],
     ['{"name":"a=b"}', '{"name":"a=b"}'],
   ];

@@ -35,6 +35,7 @@ for (const backend of BACKENDS) {
         "0017_commerce",
         "0018_plans",
         "0020_whitelabel",
+        "0021_checkout",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -108,6 +109,7 @@ for (const backend of BACKENDS) {
           "0017_commerce",
           "0018_plans",
           "0020_whitelabel",
+          "0021_checkout",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

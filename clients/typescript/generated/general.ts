@@ -35,6 +35,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/General/CreateSubscriptionCheckout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Starts the caller's checkout of a paid strategy's subscription; nothing is charged until the caller opens ApprovalUrl, consents and pays. BillingIntervalCount is 1 to 12 months or 1 to 3 years. Asked again while a checkout with the same terms is pending, it answers that one; other terms supersede it. */
+        post: operations["CreateSubscriptionCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/General/GetSubscriptionCheckoutStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A checkout's status, for its customer (and service admins). Poll no more than once every 3 seconds per checkout: a faster poll is answered 429 with Retry-After. */
+        get: operations["GetSubscriptionCheckoutStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/General/UpdateProfile": {
         parameters: {
             query?: never;
@@ -477,6 +511,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Sandbox/SetPaymentOutcome": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sets what the sandbox payment provider answers the charges that follow (every process of the service; until set again): approve (settled), decline, or require_action (the customer must confirm a further step; the confirmed charge settles). A charge already answered keeps its outcome. */
+        post: operations["SetPaymentOutcome"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/Autotrade/GetSimResults": {
         parameters: {
             query?: never;
@@ -844,6 +895,11 @@ export interface components {
             /** @description Cursor of the next page; null or empty: no more results */
             next_cursor: string | null;
         };
+        PaymentOutcome: {
+            /** @enum {string} */
+            Outcome: "approve" | "decline" | "require_action";
+            Reason: string | null;
+        };
         /** @description Private fields are null unless the caller is the person or an administrator of the person's site. */
         Person: {
             Id: number;
@@ -1191,6 +1247,31 @@ export interface components {
             /** @description Monthly, in dollars */
             Cost: number;
         };
+        SubscriptionCheckout: {
+            IntentId: number;
+            /**
+             * @description The checkout's state; the transitions are in docs/decisions.md
+             * @enum {string}
+             */
+            Status: "PendingCustomer" | "RequiresAction" | "Processing" | "Active" | "Declined" | "Canceled" | "Expired" | "Superseded";
+            StatusDetail: string;
+            /** @description While the customer has a step to take (PendingCustomer, RequiresAction): the page's path on the general server, /Checkout/<token>; null otherwise */
+            ApprovalUrl: string | null;
+            /** @description The same page as ApprovalUrl */
+            WebCheckoutUrl: string | null;
+            /** @description Dollars per billing interval */
+            Price: number;
+            /** @enum {string} */
+            Currency: "USD";
+            /** @enum {string} */
+            BillingInterval: "month" | "year";
+            BillingIntervalCount: number;
+            StrategyId: number;
+            /** @description Once Active */
+            SubscriptionId: number | null;
+            /** @description 0: the checkout charges the first period at consent */
+            TrialDays: number;
+        };
     };
     responses: {
         /** @description BadRequest: 1101 Invalid value; 1102 Missing value; 1103 The request body is not valid JSON; 1104 The cursor is not valid for this query; 1121 Invalid symbol */
@@ -1410,6 +1491,105 @@ export interface operations {
                 content: {
                     "application/json": {
                         Results: components["schemas"]["AccessKey"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    CreateSubscriptionCheckout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "StrategyId": 1,
+                 *       "BillingInterval": "month",
+                 *       "BillingIntervalCount": 1
+                 *     }
+                 */
+                "application/json": {
+                    StrategyId: number;
+                    /**
+                     * @description month (default), or year for strategies offering annual billing
+                     * @enum {string}
+                     */
+                    BillingInterval?: "month" | "year";
+                    /** @description Intervals per charge (default 1), int32 */
+                    BillingIntervalCount?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SubscriptionCheckout"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetSubscriptionCheckoutStatus: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                IntentId: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SubscriptionCheckout"][];
                         ResponseStatus: components["schemas"]["ResponseStatus"];
                     };
                 };
@@ -2767,6 +2947,62 @@ export interface operations {
                 content: {
                     "application/json": {
                         Results: components["schemas"]["Quote"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    SetPaymentOutcome: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Outcome": "approve"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description approve (the default), decline or require_action
+                     * @enum {string}
+                     */
+                    Outcome: "approve" | "decline" | "require_action";
+                    /** @description Why a charge is declined or needs a step */
+                    Reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["PaymentOutcome"][];
                         ResponseStatus: components["schemas"]["ResponseStatus"];
                     };
                 };

@@ -375,6 +375,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Sandbox/SetPaymentOutcome": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sets what the sandbox payment provider answers the charges that follow (every process of the service; until set again): approve (settled), decline, or require_action (the customer must confirm a further step; the confirmed charge settles). A charge already answered keeps its outcome. */
+        post: operations["SetPaymentOutcome"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/Autotrade/GetSimResults": {
         parameters: {
             query?: never;
@@ -587,6 +604,11 @@ export interface components {
             prev_cursor: string | null;
             /** @description Cursor of the next page; null or empty: no more results */
             next_cursor: string | null;
+        };
+        PaymentOutcome: {
+            /** @enum {string} */
+            Outcome: "approve" | "decline" | "require_action";
+            Reason: string | null;
         };
         /** @description Private fields are null unless the caller is the person or an administrator of the person's site. */
         Person: {
@@ -2110,6 +2132,62 @@ export interface operations {
                 content: {
                     "application/json": {
                         Results: components["schemas"]["Quote"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    SetPaymentOutcome: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Outcome": "approve"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description approve (the default), decline or require_action
+                     * @enum {string}
+                     */
+                    Outcome: "approve" | "decline" | "require_action";
+                    /** @description Why a charge is declined or needs a step */
+                    Reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["PaymentOutcome"][];
                         ResponseStatus: components["schemas"]["ResponseStatus"];
                     };
                 };

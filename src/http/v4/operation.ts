@@ -3,8 +3,10 @@ import type { Permission } from "../../core/access.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
 import type { Principal } from "../../services/keys.js";
+import type { PaymentProvider } from "../../services/payments.js";
 import type { TradingContext } from "../../services/trading.js";
 import type { Page, PageRequest } from "../../store/page.js";
+import type { PollGate } from "./poll-gate.js";
 
 /** The three v4 servers. */
 export const V4_SERVERS = ["WL", "GEN", "GEO"] as const;
@@ -18,6 +20,10 @@ export interface OperationContext extends TradingContext {
   /** The key as the caller presented it (GetAccessKey echoes it). */
   readonly presentedKey: string;
   readonly server: V4Server;
+  /** Where customers' money is taken (the sandbox provider unless another is wired in). */
+  readonly payments: PaymentProvider;
+  /** The polls of checkouts' statuses admitted so far. */
+  readonly checkoutPolls: PollGate;
 }
 
 interface OperationBase<Input extends TObject> {

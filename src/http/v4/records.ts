@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import { CHECKOUT_STATUSES } from "../../core/checkout.js";
 import { DateTime, Nullable } from "./schemas.js";
 
 /** Result records of the v4 API, named and shaped as in API.md "Records (v4)". */
@@ -758,4 +759,38 @@ export const WhiteLabelSubscriptionRecord = Type.Object(
     LastBillingFailureReason: Nullable(Type.String()),
   },
   { title: "WhiteLabelSubscription" },
+);
+
+export const SubscriptionCheckoutRecord = Type.Object(
+  {
+    IntentId: Type.Integer(),
+    Status: Type.Union(
+      CHECKOUT_STATUSES.map((status) => Type.Literal(status)),
+      { description: "The checkout's state; the transitions are in docs/decisions.md" },
+    ),
+    StatusDetail: Type.String(),
+    ApprovalUrl: Nullable(
+      Type.String({
+        description:
+          "While the customer has a step to take (PendingCustomer, RequiresAction): the page's path on the general server, /Checkout/<token>; null otherwise",
+      }),
+    ),
+    WebCheckoutUrl: Nullable(Type.String({ description: "The same page as ApprovalUrl" })),
+    Price: Type.Number({ description: "Dollars per billing interval" }),
+    Currency: Type.Literal("USD"),
+    BillingInterval: Type.Union([Type.Literal("month"), Type.Literal("year")]),
+    BillingIntervalCount: Type.Integer(),
+    StrategyId: Type.Integer(),
+    SubscriptionId: Nullable(Type.Integer({ description: "Once Active" })),
+    TrialDays: Type.Integer({ description: "0: the checkout charges the first period at consent" }),
+  },
+  { title: "SubscriptionCheckout" },
+);
+
+export const PaymentOutcomeRecord = Type.Object(
+  {
+    Outcome: Type.Union([Type.Literal("approve"), Type.Literal("decline"), Type.Literal("require_action")]),
+    Reason: Nullable(Type.String()),
+  },
+  { title: "PaymentOutcome" },
 );

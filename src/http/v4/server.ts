@@ -8,6 +8,7 @@ import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
+import type { PaymentProvider } from "../../services/payments.js";
 import type { TradingRuntime } from "../../services/trading.js";
 import { MAX_PAGE_SIZE, type PageRequest } from "../../store/page.js";
 import type { CursorCodec } from "../cursor.js";
@@ -28,6 +29,7 @@ import { answerOnce, idempotencyKeyOf, REPLAYED_HEADER } from "./idempotency.js"
 import { openApiDocument } from "./openapi.js";
 import { inputSource, type Operation, type OperationContext, pathOf, type V4Server } from "./operation.js";
 import { PAGINATION_INPUT, paginationInput } from "./pagination.js";
+import type { PollGate } from "./poll-gate.js";
 
 export interface V4Dependencies {
   readonly runtime: TradingRuntime;
@@ -41,6 +43,8 @@ export interface V4Dependencies {
   /** HTTP_TIMEOUTS unless given. */
   readonly timeouts?: HttpTimeouts;
   readonly probes: Probes;
+  readonly payments: PaymentProvider;
+  readonly checkoutPolls: PollGate;
 }
 
 declare module "fastify" {
@@ -202,6 +206,8 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         caller,
         presentedKey: request.presentedKey,
         server,
+        payments: deps.payments,
+        checkoutPolls: deps.checkoutPolls,
         ...deps.runtime,
       };
       // Private: answers are per key (site scoping), so shared caches must not keep them.
@@ -308,5 +314,8 @@ function limited(reply: FastifyReply, decision: RateDecision): Refusal {
 
 function sendFailure(reply: FastifyReply, refusal: Refusal): FastifyReply {
   const entries: readonly ErrorEntry[] = refusal.entries;
+  // A refusal saying when to come back says it in the header too (a checkout polled too often).
+  const retryAfter = entries[0]?.meta?.RetryAfterSeconds;
+  if (typeof retryAfter === "number") reply.header("Retry-After", retryAfter);
   return reply.code(refusal.status).send(failureBody(refusal.status, entries));
 }

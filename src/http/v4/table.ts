@@ -1,4 +1,5 @@
 import type { Operation } from "./operation.js";
+import { checkoutOperations } from "./operations/checkout.js";
 import { discoveryOperations } from "./operations/discovery.js";
 import { generalOperations } from "./operations/general.js";
 import { instrumentationOperations } from "./operations/instrumentation.js";
@@ -18,6 +19,7 @@ import { symbolOperations } from "./operations/symbols.js";
 /** Every v4 operation. The three servers, their OpenAPI documents and the permission tests come from here. */
 export const OPERATIONS: readonly Operation[] = [
   ...generalOperations,
+  ...checkoutOperations,
   ...profileOperations,
   ...siteOperations,
   ...kycOperations,

@@ -4,9 +4,10 @@ import type { ClockSetting } from "../../../core/clock.js";
 import { toNumber } from "../../../core/decimal.js";
 import { applyClockSetting } from "../../../services/clock.js";
 import { setHandQuote } from "../../../services/quotes.js";
+import { SANDBOX_OUTCOMES, setSandboxOutcome } from "../../../services/sandbox-payments.js";
 import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
-import { ClockRecord, QuoteRecord } from "../records.js";
+import { ClockRecord, PaymentOutcomeRecord, QuoteRecord } from "../records.js";
 import { DateTime, Nullable } from "../schemas.js";
 
 /**
@@ -106,6 +107,33 @@ export const sandboxOperations = [
           Time: new Date(quote.atMs),
         },
       ];
+    },
+  }),
+  defineOperation({
+    id: "SetPaymentOutcome",
+    method: "POST",
+    path: "/Sandbox/SetPaymentOutcome",
+    servers: ["WL", "GEN", "GEO"],
+    summary:
+      "Sets what the sandbox payment provider answers the charges that follow (every process of the service; until set again): approve (settled), decline, or require_action (the customer must confirm a further step; the confirmed charge settles). A charge already answered keeps its outcome.",
+    input: Type.Object({
+      Outcome: Type.Union(
+        SANDBOX_OUTCOMES.map((outcome) => Type.Literal(outcome)),
+        { description: "approve (the default), decline or require_action" },
+      ),
+      Reason: Type.Optional(
+        Type.String({ minLength: 1, maxLength: 200, description: "Why a charge is declined or needs a step" }),
+      ),
+    }),
+    result: PaymentOutcomeRecord,
+    permission: onlyRoles("admin"),
+    sandbox: true,
+    paginated: false,
+    example: { Outcome: "approve" },
+    handler: async (ctx, input) => {
+      const setting = { outcome: input.Outcome, reason: input.Outcome === "approve" ? null : (input.Reason ?? null) };
+      await setSandboxOutcome(ctx.storage.db, setting);
+      return [{ Outcome: setting.outcome, Reason: setting.reason }];
     },
   }),
 ];
