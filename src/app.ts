@@ -4,6 +4,7 @@ import type { Logger } from "pino";
 import type { RateLimitConfig } from "./config.js";
 import { POLL_INTERVAL_MS } from "./core/checkout.js";
 import { ControllableClock } from "./core/clock.js";
+import { Biller } from "./engine/biller.js";
 import { FillLoop } from "./engine/fill-loop.js";
 import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
@@ -58,6 +59,8 @@ export interface AppOptions {
   readonly prepare?: (runtime: Runtime & Pick<TradingRuntime, "frame">) => Promise<void>;
   /** Where customers' money is taken; the sandbox provider unless given (no real processor is wired in). */
   readonly payments?: PaymentProvider;
+  /** How often the recurring biller runs a pass, real milliseconds (default a minute; 0: only when driven). */
+  readonly billingIntervalMs?: number;
 }
 
 export interface App {
@@ -70,6 +73,7 @@ export interface App {
   readonly bootstrap: BootstrapOutcome;
   /** The payment provider the checkout's first charges (and the biller's renewals) ask. */
   readonly payments: PaymentProvider;
+  readonly biller: Biller;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -113,9 +117,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     readiness: () => readiness({ storage, fillLoop: () => fillLoop.status, systemNow: options.systemNow }),
   };
   const payments = options.payments ?? new SandboxPayments(storage, clock);
+  const biller = new Biller({ storage, clock, payments }, logger.child({ component: "biller" }), {
+    intervalMs: options.billingIntervalMs ?? 60_000,
+  });
+  biller.start();
   const v4 = {
     probes,
     payments,
+    biller,
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, options.systemNow),
     fillLoop,
     runtime,
@@ -148,8 +157,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     servers,
     bootstrap,
     payments,
+    biller,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
+      await biller.stop();
       await fillLoop.stop();
       await outbox.stop();
       await frame.close();

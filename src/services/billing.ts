@@ -1,6 +1,6 @@
 import type { Tx } from "../store/transaction.js";
 import { transaction } from "../store/transaction.js";
-import { type ChargeResult, chargeCents, chargeHouses, chargeReference, recordProviderCharges } from "./charges.js";
+import { attemptReference, type ChargeResult, chargeCents, chargeHouses, recordProviderCharges } from "./charges.js";
 import type { PaymentOutcome, PaymentProvider } from "./payments.js";
 import type { Runtime } from "./runtime.js";
 import type { SubscriptionRow } from "./subscription-rows.js";
@@ -98,15 +98,17 @@ async function sweepDirect(runtime: BillingRuntime, options: BillingOptions): Pr
     const outcomes = await askProvider(runtime.payments, claimed, options.concurrency ?? 16);
     const results = await transaction(runtime.storage, async (tx) => {
       // Only rows still at the charge count they were claimed at: another biller may have settled them since.
-      const current = await tx
+      // Locked (PostgreSQL) so that a stop landing meanwhile waits, and what is written starts from it.
+      let read = tx
         .selectFrom("subscriptions")
         .selectAll()
         .where(
           "id",
           "in",
           claimed.map((row) => row.id),
-        )
-        .execute();
+        );
+      if (runtime.storage.backend === "postgres") read = read.forUpdate();
+      const current = await read.execute();
       const unchanged = new Map(current.map((row) => [row.id, row]));
       const rows: SubscriptionRow[] = [];
       const answers: PaymentOutcome[] = [];
@@ -206,7 +208,7 @@ async function askProvider(
       const row = rows[i] as SubscriptionRow;
       outcomes[i] = await payments
         .charge({
-          reference: chargeReference(row),
+          reference: attemptReference(row),
           paymentRef: row.payment_ref ?? "",
           amountCents: chargeCents(row),
           currency: "USD",

@@ -29,6 +29,15 @@ export interface ChargeResult {
 export const chargeReference = (row: Pick<SubscriptionRow, "id" | "charge_seq">): string =>
   `charge:${row.id}:${row.charge_seq + 1}`;
 
+/**
+ * The payment provider's key of one attempt at a period's charge: a declined
+ * attempt answers declined to the same key for ever (as processors answer an
+ * idempotency key), so each retry after a failure is an attempt of its own,
+ * while the same attempt asked again after a crash gets its first answer.
+ */
+export const attemptReference = (row: Pick<SubscriptionRow, "id" | "charge_seq" | "failure_count">): string =>
+  `${chargeReference(row)}:attempt:${row.failure_count + 1}`;
+
 export const INSUFFICIENT_FUNDS = "Insufficient house account funds";
 
 /** What the next charge of a subscription is. */

@@ -32,5 +32,6 @@ export function probeServer(
     probes: service.app.probes,
     payments: service.app.payments,
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, Date.now),
+    biller: service.app.biller,
   });
 }

@@ -141,6 +141,7 @@ async function serviceOn(
     bootstrapAdminKey: ADMIN_KEY,
     marketFeed: options.marketFeed,
     fillLoopTickMs: options.fillLoopTickMs ?? 0,
+    billingIntervalMs: 0,
     timeouts: options.timeouts,
   });
   return {

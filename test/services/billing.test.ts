@@ -287,7 +287,7 @@ for (const backend of BACKENDS) {
       let now = await row(id);
       assert.equal(now.charge_seq, 1);
       assert.equal(now.paid_until, addMonths(START, 1));
-      const asked = provider.asked.filter((r) => r.reference === `charge:${id}:1`);
+      const asked = provider.asked.filter((r) => r.reference === `charge:${id}:1:attempt:1`);
       assert.equal(asked.length, 1);
       assert.deepEqual(
         { paymentRef: asked[0]?.paymentRef, amountCents: asked[0]?.amountCents },
@@ -314,6 +314,11 @@ for (const backend of BACKENDS) {
       await billDue(runtime);
       now = await row(id);
       assert.equal(now.charge_seq, 2);
+      assert.deepEqual(
+        provider.asked.filter((r) => r.reference.startsWith(`charge:${id}:2:`)).map((r) => r.reference),
+        [`charge:${id}:2:attempt:1`, `charge:${id}:2:attempt:1`, `charge:${id}:2:attempt:2`],
+        "unanswered, then declined: the same attempt; the retry after the decline: a new one",
+      );
       assert.deepEqual(
         (await charges(id)).map((c) => c.reference),
         [`charge:${id}:1`, `charge:${id}:2`],

@@ -1,5 +1,6 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Permission } from "../../core/access.js";
+import type { Biller } from "../../engine/biller.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
 import type { Principal } from "../../services/keys.js";
@@ -24,6 +25,8 @@ export interface OperationContext extends TradingContext {
   readonly payments: PaymentProvider;
   /** The polls of checkouts' statuses admitted so far. */
   readonly checkoutPolls: PollGate;
+  /** The recurring biller: the sandbox's clock moves run a pass before they answer. */
+  readonly biller: Biller;
 }
 
 interface OperationBase<Input extends TObject> {

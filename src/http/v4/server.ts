@@ -5,6 +5,7 @@ import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest }
 import type { Logger } from "pino";
 import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
+import type { Biller } from "../../engine/biller.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
@@ -45,6 +46,7 @@ export interface V4Dependencies {
   readonly probes: Probes;
   readonly payments: PaymentProvider;
   readonly checkoutPolls: PollGate;
+  readonly biller: Biller;
 }
 
 declare module "fastify" {
@@ -208,6 +210,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         server,
         payments: deps.payments,
         checkoutPolls: deps.checkoutPolls,
+        biller: deps.biller,
         ...deps.runtime,
       };
       // Private: answers are per key (site scoping), so shared caches must not keep them.
