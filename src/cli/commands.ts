@@ -9,6 +9,7 @@ import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
 import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
+import { BILLING_COMMANDS } from "./billing-commands.js";
 import { dollarsOption, optionalId, required, requiredId } from "./options.js";
 import { PLAN_COMMANDS } from "./plan-commands.js";
 import { UsageError } from "./usage-error.js";
@@ -246,6 +247,7 @@ export const COMMANDS: readonly CliCommand[] = [
     },
   },
   ...PLAN_COMMANDS,
+  ...BILLING_COMMANDS,
 ];
 
 export function usage(): string {
