@@ -9,8 +9,10 @@
  *
  * Env: BILLING_SUBSCRIPTIONS (default 100000).
  */
+import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { sql } from "kysely";
 import { ControllableClock } from "../src/core/clock.js";
 import { EXTERNAL_ACCOUNT, houseAccount } from "../src/core/ledger.js";
 import { billDue } from "../src/services/billing.js";
@@ -19,15 +21,26 @@ import type { PaymentProvider } from "../src/services/payments.js";
 import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
 import { transaction } from "../src/store/transaction.js";
+import { type Comparison, compareWithBare, type Route, type RunSettings } from "./comparison.js";
 import {
+  ADMIN_KEY,
+  apiCall,
+  freePorts,
+  HOST,
+  JSON_HEADERS,
+  MARKET_OPEN_ISO,
   MARKET_OPEN_MS,
   onCleanup,
   positiveIntFromEnv,
+  printLogTail,
   printTable,
   progress,
   runBench,
   schemaOfOurOwn,
+  startService,
+  stopChild,
   tempDir,
+  waitUntilAnswering,
 } from "./support.js";
 
 type BackendName = "sqlite" | "postgres";
@@ -49,6 +62,7 @@ interface BackendFigures {
   readonly bare: Run;
   readonly settled: number;
   readonly charges: number;
+  readonly reads: Readonly<Record<string, Comparison>>;
 }
 
 async function timed(work: () => Promise<unknown>): Promise<Run> {
@@ -63,8 +77,8 @@ async function timed(work: () => Promise<unknown>): Promise<Run> {
 }
 
 /** Sites, an owner with one strategy per site, customers each holding one resold subscription due now. */
-async function populate(storage: Storage, count: number): Promise<void> {
-  await transaction(storage, async (tx) => {
+async function populate(storage: Storage, count: number): Promise<number> {
+  return transaction(storage, async (tx) => {
     const sites = await tx
       .insertInto("sites")
       .values(
@@ -112,10 +126,11 @@ async function populate(storage: Storage, count: number): Promise<void> {
       })
       .returning("id")
       .execute();
+    // One strategy, resold by every site: its subscribers and revenue are the 100,000 rows the reads go over.
     const strategies = await tx
       .insertInto("strategies")
       .values(
-        sites.map((_, i) => ({
+        [sites[0]].map((_, i) => ({
           name: `Resold ${i + 1}`,
           owner_person_id: owner?.id as number,
           white_label_site_id: null,
@@ -196,7 +211,7 @@ async function populate(storage: Storage, count: number): Promise<void> {
         .values(
           customers.map((customer, i) => {
             const k = (first + i) % SITES;
-            const strategyId = strategies[k]?.id as number;
+            const strategyId = strategies[0]?.id as number;
             return {
               guid: `bench-${first + i}`,
               strategy_id: strategyId,
@@ -220,6 +235,7 @@ async function populate(storage: Storage, count: number): Promise<void> {
         )
         .execute();
     }
+    return strategies[0]?.id as number;
   });
 }
 
@@ -274,18 +290,39 @@ const NO_PROVIDER: PaymentProvider = {
   charge: () => Promise.reject(new Error("no direct subscriptions in this bench")),
 };
 
-async function backendBench(backend: BackendName, pgUrl: string | undefined, count: number): Promise<BackendFigures> {
+/** The reads measured over the subscriptions and their charges, each beside a bare server sending the same bytes. */
+const READS = [
+  { name: "GetSubscribers", path: (strategyId: number) => `/Strategies/GetSubscribers?StrategyId=${strategyId}` },
+  {
+    name: "GetSubscriptionRevenue",
+    path: (strategyId: number) =>
+      `/Strategies/GetSubscriptionRevenue?StrategyId=${strategyId}&StartDate=${encodeURIComponent(MARKET_OPEN_ISO)}&EndDate=${encodeURIComponent(READ_CLOCK_ISO)}`,
+  },
+] as const;
+
+/** The service clock while the reads run: a day after the charges. */
+const READ_CLOCK_ISO = new Date(MARKET_OPEN_MS + 86_400_000).toISOString();
+
+async function backendBench(
+  backend: BackendName,
+  pgUrl: string | undefined,
+  count: number,
+  settings: RunSettings,
+): Promise<BackendFigures> {
   const schema = `bench_billing_${process.pid}`;
   const dropSchema = backend === "postgres" ? await schemaOfOurOwn(pgUrl as string, schema, false) : null;
-  const dataDir = backend === "sqlite" ? join(await tempDir("strategy-hub-bench-billing-"), "data") : "";
+  const dir = await tempDir("strategy-hub-bench-billing-");
+  const dataDir = join(dir, "data");
+  const logPath = join(dir, "service.log");
   const storage = await openStorage(
     backend === "postgres" ? { databaseUrl: pgUrl, dataDir, pgSchema: schema } : { dataDir },
   );
   const close = onCleanup(`close ${backend} storage`, () => storage.close());
+  let service: ChildProcess | undefined;
   try {
     await migrateToLatest(storage);
     progress(`${backend}: ${count} resold subscriptions due on ${SITES} house accounts`);
-    await populate(storage, count);
+    const strategyId = await populate(storage, count);
     const clock = new ControllableClock(() => Date.now(), { kind: "fixed", atMs: MARKET_OPEN_MS });
     progress(`${backend}: bare, the ledger rows of ${count} charges`);
     const bareRun = await timed(() => bare(storage, count));
@@ -299,9 +336,40 @@ async function backendBench(backend: BackendName, pgUrl: string | undefined, cou
       .select((eb) => eb.fn.countAll<number | string>().as("n"))
       .where("kind", "=", "charge")
       .executeTakeFirstOrThrow();
-    return { subscriptions: count, pass, bare: bareRun, settled, charges: Number(charges.n) };
+    // Fresh tables: the planner's statistics as a running service's would be.
+    if (backend === "postgres") await sql`analyze`.execute(storage.db);
+    await close();
+
+    progress(`${backend}: starting the service for the reads`);
+    const ports = await freePorts(4);
+    const gen = ports[1] ?? 0;
+    service = startService(ports, dataDir, ADMIN_KEY, logPath, {
+      SANDBOX: "1",
+      MARKET_FEED: "manual",
+      ...(backend === "postgres" ? { DATABASE_URL: pgUrl as string, PGOPTIONS: `-c search_path=${schema}` } : {}),
+    });
+    await waitUntilAnswering(
+      "service",
+      service,
+      `http://${HOST}:${gen}/General/Hello`,
+      { method: "POST", headers: JSON_HEADERS, body: "{}" },
+      (status) => status === 200,
+    );
+    await apiCall(gen, "POST", "/Sandbox/SetClock", { Now: READ_CLOCK_ISO });
+    const reads: Record<string, Comparison> = {};
+    for (const read of READS) {
+      const path = read.path(strategyId);
+      progress(`${backend}: ${read.name}, then a bare server with its answer`);
+      const route: Route = { method: "GET", path: path.split("?")[0] as string, request: () => ({ path }) };
+      reads[read.name] = await compareWithBare(`${backend} ${read.name}`, gen, route, settings, dir);
+    }
+    return { subscriptions: count, pass, bare: bareRun, settled, charges: Number(charges.n), reads };
+  } catch (error) {
+    await printLogTail(`${backend} service`, logPath);
+    throw error;
   } finally {
     await close();
+    if (service) await stopChild(service);
     await dropSchema?.();
   }
 }
@@ -311,7 +379,12 @@ async function main(): Promise<void> {
   const pgUrl = process.env.DATABASE_URL || undefined;
   const backends: BackendName[] = pgUrl ? ["sqlite", "postgres"] : ["sqlite"];
   const results: [BackendName, BackendFigures][] = [];
-  for (const backend of backends) results.push([backend, await backendBench(backend, pgUrl, count)]);
+  const settings: RunSettings = {
+    seconds: positiveIntFromEnv("BENCH_SECONDS", 5),
+    warmupSeconds: 1,
+    connections: positiveIntFromEnv("BENCH_CONNECTIONS", 10),
+  };
+  for (const backend of backends) results.push([backend, await backendBench(backend, pgUrl, count, settings)]);
   console.log(
     `The biller's pass over ${count} due resold subscriptions (${SITES} house accounts): each charge checked against ` +
       "its house's balance, written to the ledger (a transaction, two entries) and moving its subscription's term on, " +
@@ -330,6 +403,27 @@ async function main(): Promise<void> {
       `≤ ${TARGET_SECONDS[backend]} s`,
       r.pass.seconds <= TARGET_SECONDS[backend] ? "yes" : "no",
     ]),
+  );
+  console.log("");
+  console.log(
+    `The first page (1,000 rows) of the strategy's ${count} subscribers (GetSubscribers) and of its revenue charged ` +
+      `in a day (GetSubscriptionRevenue), as a service admin, on the general server, ${settings.connections} connections, ` +
+      `${settings.seconds} s each, beside a bare Fastify server sending the same bytes in the same run.`,
+  );
+  console.log("");
+  printTable(
+    ["", "read", "req/s", "p99 ms", "bytes", "bare req/s", "ratio"],
+    results.flatMap(([backend, r]) =>
+      Object.entries(r.reads).map(([name, c]) => [
+        backend,
+        name,
+        c.service.figures.requestsPerSec.toFixed(0),
+        String(c.service.figures.latencyP99Ms),
+        String(c.answerBytes),
+        c.bare.figures.requestsPerSec.toFixed(0),
+        c.ratio === null ? "-" : `${(100 * c.ratio).toFixed(1)}%`,
+      ]),
+    ),
   );
   for (const [backend, r] of results) {
     if (r.settled !== r.subscriptions || r.charges !== r.subscriptions) {
