@@ -163,9 +163,8 @@ async function dueRows(
   }
   if (after) {
     const { at, id } = after;
-    query = query.where((eb) =>
-      eb.or([eb("next_charge_at", ">", at), eb.and([eb("next_charge_at", "=", at), eb("id", ">", id)])]),
-    );
+    // A row value, which both backends seek to in the index (an OR of the two cases is a scan on SQLite).
+    query = query.where((eb) => eb(eb.refTuple("next_charge_at", "id"), ">", eb.tuple(at, id)));
   }
   if (runtime.storage.backend === "postgres") query = query.forUpdate().skipLocked();
   return query.execute();

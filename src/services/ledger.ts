@@ -108,21 +108,30 @@ export async function post(tx: Tx, postings: readonly Posting[], nowMs: number):
   return transactionIds.map((id) => id ?? null);
 }
 
-/** The balance after each account's latest entry (accounts without entries are absent). */
+/**
+ * The balance after each account's latest entry (accounts without entries are
+ * absent): one index probe per account, on (account_id, id) backwards. A
+ * grouped max(id) would read every entry of the accounts on both backends.
+ */
 async function latestBalances(tx: Tx, accountIds: readonly number[]): Promise<Map<number, number>> {
   if (accountIds.length === 0) return new Map();
   const rows = await tx
-    .selectFrom("ledger_entries")
-    .select(["account_id", "balance_after_cents"])
-    .where("id", "in", (eb) =>
+    .selectFrom("ledger_accounts as a")
+    .select((eb) => [
+      "a.id",
       eb
-        .selectFrom("ledger_entries")
-        .select((inner) => inner.fn.max("id").as("id"))
-        .where("account_id", "in", accountIds)
-        .groupBy("account_id"),
-    )
+        .selectFrom("ledger_entries as e")
+        .select("e.balance_after_cents")
+        .whereRef("e.account_id", "=", "a.id")
+        .orderBy("e.id", "desc")
+        .limit(1)
+        .as("balance"),
+    ])
+    .where("a.id", "in", accountIds)
     .execute();
-  return new Map(rows.map((row) => [row.account_id, Number(row.balance_after_cents)]));
+  const result = new Map<number, number>();
+  for (const row of rows) if (row.balance !== null) result.set(row.id, Number(row.balance));
+  return result;
 }
 
 /** Balances in cents of the accounts named (0 for an account never used). */
