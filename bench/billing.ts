@@ -7,7 +7,15 @@
  * storage the pass must do at least: its ledger rows (a transaction and two
  * entries per charge) written in multi-row statements in one transaction.
  *
- * Env: BILLING_SUBSCRIPTIONS (default 100000).
+ * Then the service (as `npm start` runs it) answers on GEN, under autocannon,
+ * the first page of the strategy's subscribers (GetSubscribers) and of its
+ * revenue charged in a day (GetSubscriptionRevenue), each beside a bare
+ * Fastify server sending the same bytes in the same run. On PostgreSQL the
+ * freshly loaded tables are analyzed first, as autovacuum does for a running
+ * service: without statistics the planner scans them whole.
+ *
+ * Env: BILLING_SUBSCRIPTIONS (default 100000); BENCH_SECONDS (default 5) and
+ * BENCH_CONNECTIONS (default 10) per read.
  */
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
@@ -323,6 +331,8 @@ async function backendBench(
     await migrateToLatest(storage);
     progress(`${backend}: ${count} resold subscriptions due on ${SITES} house accounts`);
     const strategyId = await populate(storage, count);
+    // Freshly loaded tables: the planner's statistics as a running service's would be (autovacuum's analyze).
+    if (backend === "postgres") await sql`analyze`.execute(storage.db);
     const clock = new ControllableClock(() => Date.now(), { kind: "fixed", atMs: MARKET_OPEN_MS });
     progress(`${backend}: bare, the ledger rows of ${count} charges`);
     const bareRun = await timed(() => bare(storage, count));
@@ -336,8 +346,6 @@ async function backendBench(
       .select((eb) => eb.fn.countAll<number | string>().as("n"))
       .where("kind", "=", "charge")
       .executeTakeFirstOrThrow();
-    // Fresh tables: the planner's statistics as a running service's would be.
-    if (backend === "postgres") await sql`analyze`.execute(storage.db);
     await close();
 
     progress(`${backend}: starting the service for the reads`);
