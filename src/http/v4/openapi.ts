@@ -22,11 +22,20 @@ const SERVER_TITLES: Readonly<Record<V4Server, string>> = {
 
 /** The first segment of the operations' paths. */
 const TAGS: Readonly<Record<string, string>> = {
-  General: "The key, profiles, site directories, KYC and instrumentation",
-  Strategies: "Strategies, their orders and positions, records and discovery",
+  General: "The key, profiles, site directories, KYC, instrumentation, plan subscriptions and checkout",
+  Strategies:
+    "Strategies, their orders and positions, records and discovery; subscribers, revenue and white-label commerce",
+  Autotrade: "Simulated subscriptions and AutoTrading plans",
   Admin: "Service administrators: compliance review and the leaderboard",
   Sandbox: "Driving the service clock and market by hand (only while the sandbox is on)",
 };
+
+/** A new first path segment needs its description here: the documents' lint requires one per tag. */
+function tagDescription(name: string): string {
+  const description = TAGS[name];
+  if (description === undefined) throw new Error(`The OpenAPI tag ${name} has no description in TAGS`);
+  return description;
+}
 
 /** The OpenAPI 3 document of one v4 server, generated from the operation table. */
 export function openApiDocument(server: V4Server, operations: readonly Operation[]) {
@@ -57,7 +66,7 @@ export function openApiDocument(server: V4Server, operations: readonly Operation
         description: `The ${SERVER_TITLES[server]} server serving this document (npm start: http://127.0.0.1:${DEFAULT_PORTS[server]} unless HOST or ${server}_PORT say otherwise)`,
       },
     ],
-    tags: [...new Set(operations.map(tagOf))].sort().map((name) => ({ name, description: TAGS[name] })),
+    tags: [...new Set(operations.map(tagOf))].sort().map((name) => ({ name, description: tagDescription(name) })),
     security: [{ bearer: [] }],
     paths,
     components: {
