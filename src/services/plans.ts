@@ -33,6 +33,10 @@ export async function createPlan(runtime: Runtime, input: NewPlan): Promise<{ re
   if (licenseType.length < 1 || licenseType.length > 100) {
     throw refuse("InvalidValue", { field: "LicenseType", message: "LicenseType must be 1 to 100 characters" });
   }
+  // Stored as a 32-bit integer on both backends.
+  if (!Number.isInteger(input.licenseTypeId) || input.licenseTypeId < 1 || input.licenseTypeId > 2_147_483_647) {
+    throw refuse("InvalidValue", { field: "LicenseTypeId", message: "LicenseTypeId must be 1 to 2147483647" });
+  }
   if (!PLAN_KINDS.includes(input.kind as PlanKind)) {
     throw refuse("InvalidValue", { field: "Kind", message: `Kind is one of ${PLAN_KINDS.join(", ")}` });
   }

@@ -72,6 +72,21 @@ for (const backend of BACKENDS) {
       });
       const base = ["plan", "create", "--license-type", "X", "--license-type-id", "1"];
       await failsWith([...base, "--kind", "gold", "--monthly", "1"], /Kind is one of/);
+      await failsWith(
+        [
+          "plan",
+          "create",
+          "--license-type",
+          "X",
+          "--license-type-id",
+          "2147483648",
+          "--kind",
+          "investor",
+          "--monthly",
+          "1",
+        ],
+        /LicenseTypeId must be/,
+      );
       await failsWith([...base, "--kind", "investor", "--monthly=-1"], /Monthly/);
       await failsWith([...base, "--kind", "investor", "--monthly", "lots"], /Monthly/);
       await failsWith([...base, "--kind", "investor", "--monthly", "1", "--recurring", "yes"], /--recurring/);
