@@ -104,6 +104,25 @@ for (const backend of BACKENDS) {
           clock.nowMs(),
         ),
       );
+    /** Everything the house holds taken out: its next charge cannot be paid. */
+    const drainHouse = async () => {
+      const cents = await houseBalance();
+      await transaction(fresh.storage, (tx) =>
+        post(
+          tx,
+          [
+            {
+              kind: "fund",
+              reference: null,
+              subscriptionId: null,
+              memo: "withdrawal",
+              transfers: [{ from: houseAccount(siteId), to: EXTERNAL_ACCOUNT, cents }],
+            },
+          ],
+          clock.nowMs(),
+        ),
+      );
+    };
     const houseBalance = async () =>
       (await balances(fresh.storage.db, [houseAccount(siteId)])).get(houseAccount(siteId)) ?? 0;
     const row = (id: number) =>
@@ -188,22 +207,7 @@ for (const backend of BACKENDS) {
       await fund(1_000_000);
       const { id } = await resale(1_000);
       // Drain the house so the renewal cannot be paid.
-      const drain = await houseBalance();
-      await transaction(fresh.storage, (tx) =>
-        post(
-          tx,
-          [
-            {
-              kind: "fund",
-              reference: null,
-              subscriptionId: null,
-              memo: "withdrawal",
-              transfers: [{ from: houseAccount(siteId), to: EXTERNAL_ACCOUNT, cents: drain }],
-            },
-          ],
-          clock.nowMs(),
-        ),
-      );
+      await drainHouse();
       let at = addMonths(START, 1);
       setClock(at);
       await billDue(runtime);
@@ -234,22 +238,7 @@ for (const backend of BACKENDS) {
       setClock(START);
       await fund(1_000_000);
       const { id } = await resale(500);
-      const drain = await houseBalance();
-      await transaction(fresh.storage, (tx) =>
-        post(
-          tx,
-          [
-            {
-              kind: "fund",
-              reference: null,
-              subscriptionId: null,
-              memo: "withdrawal",
-              transfers: [{ from: houseAccount(siteId), to: EXTERNAL_ACCOUNT, cents: drain }],
-            },
-          ],
-          clock.nowMs(),
-        ),
-      );
+      await drainHouse();
       const due = addMonths(START, 1);
       setClock(due);
       await billDue(runtime);
