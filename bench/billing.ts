@@ -84,6 +84,35 @@ async function timed(work: () => Promise<unknown>): Promise<Run> {
   };
 }
 
+/** A person's row as sign-up would store it, without the optional profile. */
+const personRow = (email: string, firstName: string, lastName: string, siteId: number | null) => ({
+  email,
+  first_name: firstName,
+  last_name: lastName,
+  role: "person" as const,
+  white_label_site_id: siteId,
+  geo_site_id: null,
+  alias: null,
+  phone: null,
+  language: null,
+  country_code: null,
+  division_code: null,
+  last_logged_in: null,
+  last_ip: null,
+  created_at: MARKET_OPEN_MS,
+  alias_key: null,
+  first_name_folded: null,
+  last_name_folded: null,
+  password_hash: null,
+  street: null,
+  street2: null,
+  city: null,
+  zip_code: null,
+  company: null,
+  signup_ip: null,
+  user_token: null,
+});
+
 /** Sites, an owner with one strategy per site, customers each holding one resold subscription due now. */
 async function populate(storage: Storage, count: number): Promise<number> {
   return transaction(storage, async (tx) => {
@@ -105,33 +134,7 @@ async function populate(storage: Storage, count: number): Promise<number> {
       .execute();
     const [owner] = await tx
       .insertInto("persons")
-      .values({
-        email: "owner@example.com",
-        first_name: "Strategy",
-        last_name: "Owner",
-        role: "person",
-        white_label_site_id: null,
-        geo_site_id: null,
-        alias: null,
-        phone: null,
-        language: null,
-        country_code: null,
-        division_code: null,
-        last_logged_in: null,
-        last_ip: null,
-        created_at: MARKET_OPEN_MS,
-        alias_key: null,
-        first_name_folded: null,
-        last_name_folded: null,
-        password_hash: null,
-        street: null,
-        street2: null,
-        city: null,
-        zip_code: null,
-        company: null,
-        signup_ip: null,
-        user_token: null,
-      })
+      .values(personRow("owner@example.com", "Strategy", "Owner", null))
       .returning("id")
       .execute();
     // One strategy, resold by every site: its subscribers and revenue are the 100,000 rows the reads go over.
@@ -184,33 +187,14 @@ async function populate(storage: Storage, count: number): Promise<number> {
       const customers = await tx
         .insertInto("persons")
         .values(
-          Array.from({ length: n }, (_, i) => ({
-            email: `customer${first + i}@example.com`,
-            first_name: "Customer",
-            last_name: String(first + i),
-            role: "person" as const,
-            white_label_site_id: sites[(first + i) % SITES]?.id as number,
-            geo_site_id: null,
-            alias: null,
-            phone: null,
-            language: null,
-            country_code: null,
-            division_code: null,
-            last_logged_in: null,
-            last_ip: null,
-            created_at: MARKET_OPEN_MS,
-            alias_key: null,
-            first_name_folded: null,
-            last_name_folded: null,
-            password_hash: null,
-            street: null,
-            street2: null,
-            city: null,
-            zip_code: null,
-            company: null,
-            signup_ip: null,
-            user_token: null,
-          })),
+          Array.from({ length: n }, (_, i) =>
+            personRow(
+              `customer${first + i}@example.com`,
+              "Customer",
+              String(first + i),
+              sites[(first + i) % SITES]?.id as number,
+            ),
+          ),
         )
         .returning("id")
         .execute();
