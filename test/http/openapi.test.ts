@@ -28,6 +28,13 @@ describe("the v4 OpenAPI documents", () => {
     return documents[server].paths[pathOf(operation, server)][operation.method.toLowerCase()];
   };
 
+  test("every tag (an operation path's first segment) is described", () => {
+    for (const server of V4_SERVERS) {
+      const undescribed = documents[server].tags.filter((tag: Json) => !tag.description).map((tag: Json) => tag.name);
+      assert.deepEqual(undescribed, [], server);
+    }
+  });
+
   test("every record is one named component, referenced by the operations answering it", () => {
     const named = new Set<string>();
     for (const server of V4_SERVERS) {

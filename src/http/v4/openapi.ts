@@ -20,7 +20,7 @@ const SERVER_TITLES: Readonly<Record<V4Server, string>> = {
   GEO: "geo-site",
 };
 
-/** The first segment of the operations' paths. */
+/** The first segment of the operations' paths (a test holds every one of the table's described). */
 const TAGS: Readonly<Record<string, string>> = {
   General: "The key, profiles, site directories, KYC, instrumentation, plan subscriptions and checkout",
   Strategies:
@@ -29,13 +29,6 @@ const TAGS: Readonly<Record<string, string>> = {
   Admin: "Service administrators: compliance review and the leaderboard",
   Sandbox: "Driving the service clock and market by hand (only while the sandbox is on)",
 };
-
-/** A new first path segment needs its description here: the documents' lint requires one per tag. */
-function tagDescription(name: string): string {
-  const description = TAGS[name];
-  if (description === undefined) throw new Error(`The OpenAPI tag ${name} has no description in TAGS`);
-  return description;
-}
 
 /** The OpenAPI 3 document of one v4 server, generated from the operation table. */
 export function openApiDocument(server: V4Server, operations: readonly Operation[]) {
@@ -66,7 +59,7 @@ export function openApiDocument(server: V4Server, operations: readonly Operation
         description: `The ${SERVER_TITLES[server]} server serving this document (npm start: http://127.0.0.1:${DEFAULT_PORTS[server]} unless HOST or ${server}_PORT say otherwise)`,
       },
     ],
-    tags: [...new Set(operations.map(tagOf))].sort().map((name) => ({ name, description: tagDescription(name) })),
+    tags: [...new Set(operations.map(tagOf))].sort().map((name) => ({ name, description: TAGS[name] })),
     security: [{ bearer: [] }],
     paths,
     components: {
