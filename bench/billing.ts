@@ -23,12 +23,14 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { sql } from "kysely";
 import { ControllableClock } from "../src/core/clock.js";
+import { decimal } from "../src/core/decimal.js";
 import { EXTERNAL_ACCOUNT, houseAccount } from "../src/core/ledger.js";
 import { billDue } from "../src/services/billing.js";
 import { accountIds, post } from "../src/services/ledger.js";
 import type { PaymentProvider } from "../src/services/payments.js";
 import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
+import { insertStrategy } from "../src/store/strategy-rows.js";
 import { transaction } from "../src/store/transaction.js";
 import { type Comparison, compareWithBare, type Route, type RunSettings } from "./comparison.js";
 import {
@@ -139,36 +141,13 @@ async function populate(storage: Storage, count: number): Promise<number> {
       .returning("id")
       .execute();
     // One strategy, resold by every site: its subscribers and revenue are the 100,000 rows the reads go over.
-    const strategies = await tx
-      .insertInto("strategies")
-      .values(
-        [sites[0]].map((_, i) => ({
-          name: `Resold ${i + 1}`,
-          owner_person_id: owner?.id as number,
-          white_label_site_id: null,
-          is_private: 0,
-          starting_capital: "100000",
-          monthly_cost: "49",
-          short_description: null,
-          long_description: null,
-          pending_short_description: null,
-          pending_long_description: null,
-          review_note: null,
-          created_at: MARKET_OPEN_MS,
-          updated_at: MARKET_OPEN_MS,
-          name_folded: null,
-          trial_days: null,
-          minimum_portfolio: null,
-          credit_system_until: null,
-          free_signal_credits: null,
-          is_test: null,
-          inactive_since: null,
-          desired_positions: null,
-          annual_cost: null,
-        })),
-      )
-      .returning("id")
-      .execute();
+    const strategyId = await insertStrategy(tx, {
+      name: "Resold",
+      owner: { id: owner?.id as number, white_label_site_id: null },
+      startingCapital: decimal("100000"),
+      isPublic: true,
+      nowMs: MARKET_OPEN_MS,
+    });
     // Each house holds enough for its customers' month.
     await post(
       tx,
@@ -204,7 +183,6 @@ async function populate(storage: Storage, count: number): Promise<number> {
         .values(
           customers.map((customer, i) => {
             const k = (first + i) % SITES;
-            const strategyId = strategies[0]?.id as number;
             return {
               guid: `bench-${first + i}`,
               strategy_id: strategyId,
@@ -228,7 +206,7 @@ async function populate(storage: Storage, count: number): Promise<number> {
         )
         .execute();
     }
-    return strategies[0]?.id as number;
+    return strategyId;
   });
 }
 

@@ -3,10 +3,12 @@ import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { ControllableClock } from "../../src/core/clock.js";
+import { decimal } from "../../src/core/decimal.js";
 import { EXTERNAL_ACCOUNT, houseAccount } from "../../src/core/ledger.js";
 import { applyClockSetting } from "../../src/services/clock.js";
 import { balances, post } from "../../src/services/ledger.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
+import { insertStrategy } from "../../src/store/strategy-rows.js";
 import { transaction } from "../../src/store/transaction.js";
 import { childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
@@ -57,35 +59,18 @@ for (const backend of BACKENDS) {
         siteIds = sites.map((s) => s.id);
         const people = await insertPeople(tx, 1 + RESOLD + DIRECT);
         const [owner, ...customers] = people;
-        const strategies = await tx
-          .insertInto("strategies")
-          .values(
-            siteIds.map((_, i) => ({
+        const strategies: number[] = [];
+        for (const [i] of siteIds.entries()) {
+          strategies.push(
+            await insertStrategy(tx, {
               name: `Resold ${i + 1}`,
-              owner_person_id: owner as number,
-              white_label_site_id: null,
-              is_private: 0,
-              starting_capital: "100000",
-              short_description: null,
-              long_description: null,
-              pending_short_description: null,
-              pending_long_description: null,
-              review_note: null,
-              created_at: START,
-              updated_at: START,
-              name_folded: null,
-              trial_days: null,
-              minimum_portfolio: null,
-              credit_system_until: null,
-              free_signal_credits: null,
-              is_test: null,
-              inactive_since: null,
-              desired_positions: null,
-              annual_cost: null,
-            })),
-          )
-          .returning("id")
-          .execute();
+              owner: { id: owner as number, white_label_site_id: null },
+              startingCapital: decimal("100000"),
+              isPublic: true,
+              nowMs: START,
+            }),
+          );
+        }
         await post(
           tx,
           siteIds.map((siteId) => ({
@@ -99,7 +84,7 @@ for (const backend of BACKENDS) {
         );
         const rows = customers.map((personId, i) => {
           const k = i % SITES;
-          const strategyId = strategies[k]?.id as number;
+          const strategyId = strategies[k] as number;
           const direct = i >= RESOLD;
           return {
             guid: `crash-${i}`,
