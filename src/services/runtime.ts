@@ -10,6 +10,13 @@ export interface Runtime {
   readonly clock: ControllableClock;
   /** The transaction the call runs in when a caller opened one (withTransaction): services join it. */
   readonly tx?: Tx;
+  /** The autotrade copier, told when setups change so it reads them again (absent where nothing copies). */
+  readonly autotrade?: SetupListener;
+}
+
+/** What the copier is told when setups change (src/engine/autotrade). */
+export interface SetupListener {
+  setupsChanged(setupIds: readonly number[]): void;
 }
 
 /** A service call on behalf of a caller: who, on what storage, at what time, in which transaction. */

@@ -19,6 +19,7 @@ import { commerceMigration } from "./migrations/0017_commerce.js";
 import { plansMigration } from "./migrations/0018_plans.js";
 import { whiteLabelMigration } from "./migrations/0020_whitelabel.js";
 import { checkoutMigration } from "./migrations/0021_checkout.js";
+import { autotradeMigration } from "./migrations/0022_autotrade.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -45,6 +46,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0018_plans": plansMigration(storage.backend),
     "0020_whitelabel": whiteLabelMigration(storage.backend),
     "0021_checkout": checkoutMigration(storage.backend),
+    "0022_autotrade": autotradeMigration(storage.backend),
   };
 }
 

@@ -40,6 +40,14 @@ export interface Database {
   subscription_grants: SubscriptionGrantsTable;
   subscription_checkouts: SubscriptionCheckoutsTable;
   sandbox_charges: SandboxChargesTable;
+  brokers: BrokersTable;
+  broker_accounts: BrokerAccountsTable;
+  autotrade_setups: AutotradeSetupsTable;
+  account_orders: AccountOrdersTable;
+  account_fills: AccountFillsTable;
+  autotrade_positions: AutotradePositionsTable;
+  copy_skips: CopySkipsTable;
+  autotrade_approvals: AutotradeApprovalsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -210,7 +218,8 @@ export interface StrategiesTable {
   desired_positions: string | null;
 }
 
-export type AccountKind = "model";
+/** A strategy's model account, or a brokerage account autotrade copies orders into. */
+export type AccountKind = "model" | "broker";
 
 /**
  * A trading account: cash, orders, fills, positions and trades belong to one.
@@ -631,4 +640,174 @@ export interface SandboxChargesTable {
   amount_cents: number;
   created_at: number;
   updated_at: number;
+}
+
+/** A broker the service trades through (GetBrokers). */
+export interface BrokersTable {
+  id: Generated<number>;
+  name: string;
+  /** Broker.ConnectionName. */
+  connection_name: string;
+  is_enabled: number;
+  created_at: number;
+}
+
+/** A person's account at a broker: an account of kind broker, whose value the broker reports. */
+export interface BrokerAccountsTable {
+  account_id: number;
+  person_id: number;
+  broker_id: number;
+  /** The account as the broker names it (the API's Account). */
+  account_number: string;
+  is_paper: number;
+  /** AccountType: 1 live, 2 paper (docs/decisions.md). */
+  account_type: number;
+  currency: string;
+  broker_username: string | null;
+  /** 0 once the broker delinked the account. */
+  is_linked: number;
+  /** The account's value as the broker last reported it (decimal text). */
+  net_liquidation: string | null;
+  net_liquidation_at: number | null;
+  /** When autotrade first traded in the account. */
+  first_activation_at: number | null;
+  created_at: number;
+}
+
+export type SetupStatus = "active" | "stop_requested" | "stopped";
+
+/** An autotrade setup: a brokerage account following a strategy, scaled, with its settings. */
+export interface AutotradeSetupsTable {
+  id: Generated<number>;
+  account_id: number;
+  person_id: number;
+  broker_id: number;
+  strategy_id: number;
+  /** The white-label site the setup was approved through, if any. */
+  site_id: number | null;
+  status: SetupStatus;
+  /** account:strategy while not stopped (unique: one live setup per account and strategy). */
+  live_key: string | null;
+  scaling_percentage: string;
+  is_autotrade_enabled: number;
+  autotrade_disabled_reason: string | null;
+  is_sync_enabled: number;
+  sync_disabled_reason: string | null;
+  is_confirmation_needed: number;
+  approved: number;
+  /** The per-class and other settings as JSON (src/core/autotrade/settings.ts). */
+  settings: string;
+  /** WillSyncToOpen flags by market suffix, JSON. */
+  sync_to_open: string;
+  /** LastSync times by market suffix (ms), JSON. */
+  last_sync: string;
+  do_not_join_open_positions: number;
+  stop_requested_at: number | null;
+  stop_leave_positions_open: number | null;
+  stop_terminate_subscription: number | null;
+  started_at: number;
+  updated_at: number;
+  stopped_at: number | null;
+}
+
+/** What an account order is for. */
+export type AccountOrderPurpose = "copy" | "close" | "auto_stop" | "manual";
+
+/** An order in a brokerage account: a strategy order's scaled copy (or a close, an automatic stop, a manual exit). */
+export interface AccountOrdersTable {
+  id: number;
+  account_id: number;
+  setup_id: number | null;
+  /** The strategy the order trades for. */
+  strategy_id: number;
+  /** The strategy order it copies, if any. */
+  source_order_id: number | null;
+  purpose: AccountOrderPurpose;
+  symbol: string;
+  symbol_type: string;
+  side: "buy" | "sell";
+  open_close: "open" | "close";
+  order_type: "market" | "limit" | "stop";
+  tif: "day" | "gtc";
+  quantity: string;
+  limit_price: string | null;
+  stop_price: string | null;
+  /** A broker-order status (src/core/autotrade/broker-order.ts). */
+  status: string;
+  /** The status a pending cancel or replace returns to when the broker refuses it. */
+  prior_status: string | null;
+  /** Held for the customer's confirmation before it is sent. */
+  awaiting_confirmation: number;
+  filled_quantity: string;
+  filled_notional: string;
+  /** What the broker dedupes the order by: a retry or a second process never sends it twice. */
+  idempotency_key: string;
+  broker_order_id: string | null;
+  /** The account order this one replaced. */
+  replaces_id: number | null;
+  /** Why it was rejected, canceled by the service, or held. */
+  reason: string | null;
+  created_at: number;
+  updated_at: number;
+  sent_at: number | null;
+  closed_at: number | null;
+}
+
+export interface AccountFillsTable {
+  id: Generated<number>;
+  account_order_id: number;
+  account_id: number;
+  strategy_id: number;
+  symbol: string;
+  side: "buy" | "sell";
+  quantity: string;
+  price: string;
+  /** The broker's id of the execution: a report heard twice counts once. */
+  broker_fill_id: string;
+  filled_at: number;
+}
+
+/** What a setup holds in its account, by symbol (the broker nets; the service attributes). */
+export interface AutotradePositionsTable {
+  account_id: number;
+  strategy_id: number;
+  symbol: string;
+  symbol_type: string;
+  /** Signed: negative is short. */
+  quantity: string;
+  cost: string;
+  opened_at: number;
+}
+
+/** A strategy order a setup did not copy, and why. */
+export interface CopySkipsTable {
+  id: Generated<number>;
+  setup_id: number;
+  account_id: number;
+  strategy_id: number;
+  source_order_id: number;
+  reason: string;
+  message: string;
+  at: number;
+}
+
+/** A white-label autotrade approval request (API.md States). */
+export interface AutotradeApprovalsTable {
+  id: Generated<number>;
+  site_id: number;
+  person_id: number;
+  strategy_id: number;
+  broker_id: number;
+  account_number: string;
+  /** The StartAutotrade body as received (JSON). */
+  request: string;
+  status: "PendingCustomer" | "Processing" | "PendingBroker" | "Completed" | "Failed" | "Expired" | "Superseded";
+  status_detail: string | null;
+  nonce: string;
+  token_hash: string;
+  setup_id: number | null;
+  superseded_by: number | null;
+  created_at: number;
+  updated_at: number;
+  expires_at: number;
 }

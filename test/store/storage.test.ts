@@ -36,6 +36,7 @@ for (const backend of BACKENDS) {
         "0018_plans",
         "0020_whitelabel",
         "0021_checkout",
+        "0022_autotrade",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -110,6 +111,7 @@ for (const backend of BACKENDS) {
           "0018_plans",
           "0020_whitelabel",
           "0021_checkout",
+          "0022_autotrade",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

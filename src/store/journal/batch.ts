@@ -85,7 +85,7 @@ export type CommitOutcome =
   | { readonly ok: false; readonly conflicts: readonly number[]; readonly consumerConflicts: readonly string[] };
 
 /** Tables whose ids the frame hands out itself, so an operation knows them before its commit. */
-export type AllocatedTable = "orders" | "oca_groups" | "trades";
+export type AllocatedTable = "orders" | "oca_groups" | "trades" | "account_orders";
 
 /** Ids reserved for one process: [first, last] ranges. */
 export type IdRanges = readonly (readonly [number, number])[];

@@ -1,0 +1,121 @@
+import { type Decimal, decimal, formatDecimal } from "../decimal.js";
+
+/**
+ * An autotrade setup's settings (API.md Records, AutotradeSettings), as the
+ * copier applies them. StartAutotrade sets them (4.3); SetAutotradeSettings
+ * changes only the enablement flags, which are columns of their own.
+ *
+ * Quantities: futures and options in contracts, forex in units of 1,000
+ * currency units (4.3 "one unit = 1000 currency units"), stocks capped in
+ * dollars. A minimum of 0 means none; a maximum of null means none.
+ */
+export interface ClassSettings {
+  readonly enabled: boolean;
+  readonly long: boolean;
+  readonly short: boolean;
+  readonly min: number;
+  readonly max: number | null;
+}
+
+export interface SetupSettings {
+  readonly futures: ClassSettings;
+  readonly forex: ClassSettings & {
+    /** Currency units per lot: forex quantities are whole lots. */
+    readonly lotSize: number;
+  };
+  readonly stocks: ClassSettings & {
+    readonly asCfd: boolean;
+    /** The most dollars one position may hold (MaxStocksDollars, whole dollars). */
+    readonly maxDollars: number | null;
+  };
+  readonly options: ClassSettings;
+  readonly ignoreManualOrders: boolean;
+  readonly closingOrdersOnly: boolean;
+  readonly virtualLimitOrders: boolean;
+  readonly isTradeLeader: boolean;
+  readonly isManualDiscardedPosition: boolean;
+  /** Dollars of loss at which the automatic stop loss closes a copied position (null: none). */
+  readonly autoStopLossDollars: number | null;
+  readonly brokerUsername: string | null;
+}
+
+/** One currency unit of MaxForexUnits is this many units of currency. */
+export const FOREX_UNIT = 1000;
+
+/** The StartAutotrade fields that make settings (4.3), absent ones at their defaults. */
+export interface StartAutotradeFields {
+  readonly EnableFutures?: boolean | undefined;
+  readonly MaxFuturesContracts?: number | undefined;
+  readonly EnableForex?: boolean | undefined;
+  readonly MaxForexUnits?: number | undefined;
+  readonly EnableStocks?: boolean | undefined;
+  readonly MaxStocksDollars?: number | undefined;
+  readonly EnableOptions?: boolean | undefined;
+  readonly EnableOptionsShorting?: boolean | undefined;
+  readonly MaxOptionsContracts?: number | undefined;
+  readonly AutoStopLossDollars?: number | undefined;
+  readonly BrokerUsername?: string | undefined;
+}
+
+const classOf = (enabled: boolean | undefined, max: number | undefined, short = true): ClassSettings => ({
+  enabled: enabled === true,
+  long: true,
+  short,
+  min: 0,
+  max: max ?? null,
+});
+
+/** The settings a start makes: every class off unless enabled (4.3 defaults), long and short allowed. */
+export function settingsOfStart(fields: StartAutotradeFields): SetupSettings {
+  return {
+    futures: classOf(fields.EnableFutures, fields.MaxFuturesContracts),
+    forex: {
+      ...classOf(fields.EnableForex, fields.MaxForexUnits),
+      lotSize: FOREX_UNIT,
+    },
+    stocks: {
+      ...classOf(fields.EnableStocks, undefined),
+      asCfd: false,
+      maxDollars: fields.MaxStocksDollars ?? null,
+    },
+    options: classOf(fields.EnableOptions, fields.MaxOptionsContracts, fields.EnableOptionsShorting === true),
+    ignoreManualOrders: false,
+    closingOrdersOnly: false,
+    virtualLimitOrders: false,
+    isTradeLeader: false,
+    isManualDiscardedPosition: false,
+    autoStopLossDollars: fields.AutoStopLossDollars ?? null,
+    brokerUsername: fields.BrokerUsername ?? null,
+  };
+}
+
+export const settingsText = (settings: SetupSettings): string => JSON.stringify(settings);
+
+/** Settings as stored, with any field a later version added at its default. */
+export function settingsOfText(text: string): SetupSettings {
+  const stored = JSON.parse(text) as Partial<SetupSettings>;
+  return { ...settingsOfStart({}), ...stored };
+}
+
+/** The eight markets of WillSyncToOpen and LastSync (API.md Records: the field-name suffixes). */
+export const SYNC_MARKETS = [
+  "StocksUSA",
+  "StocksEurope",
+  "OptionsUSA",
+  "OptionsEurope",
+  "FuturesUSA",
+  "FuturesEurope",
+  "FuturesAsia",
+  "Forex",
+] as const;
+export type SyncMarket = (typeof SYNC_MARKETS)[number];
+
+/** WillSyncToOpen of a new setup: on for every market (a new follower joins open positions unless told not to). */
+export const syncToOpenOfStart = (doNotJoinOpenPositions: boolean): Record<SyncMarket, boolean> =>
+  Object.fromEntries(SYNC_MARKETS.map((market) => [market, !doNotJoinOpenPositions])) as Record<SyncMarket, boolean>;
+
+/** The ScalingPercentage a setup copies at: a positive decimal, at most 1000 (docs/decisions.md). */
+export const MAX_SCALING_PERCENTAGE = 1000;
+
+export const scalingText = (percentage: Decimal | number): string =>
+  formatDecimal(typeof percentage === "number" ? decimal(String(percentage)) : percentage);
