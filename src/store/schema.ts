@@ -48,6 +48,9 @@ export interface Database {
   autotrade_positions: AutotradePositionsTable;
   copy_skips: CopySkipsTable;
   autotrade_approvals: AutotradeApprovalsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  customer_notices: CustomerNoticesTable;
 }
 
 export interface ServiceSettingsTable {
@@ -810,4 +813,46 @@ export interface AutotradeApprovalsTable {
   created_at: number;
   updated_at: number;
   expires_at: number;
+}
+
+/** A white-label site's webhook endpoint (POST /Webhooks/Register). */
+export interface WebhookEndpointsTable {
+  id: Generated<number>;
+  site_id: number;
+  url: string;
+  /** The signing secret (HMAC-SHA256 needs it itself; answered once, at registration). */
+  secret: string;
+  /** site:url while registered (unique: one live registration per site and URL). */
+  live_key: string | null;
+  created_at: number;
+  deleted_at: number | null;
+}
+
+/** An event owed to an endpoint: delivered at least once, deduplicated by event id. */
+export interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  endpoint_id: number;
+  event_id: string;
+  event_type: string;
+  /** The body sent, exactly (the signature covers it). */
+  payload: string;
+  status: "pending" | "delivered" | "failed";
+  attempts: number;
+  /** Service clock: when the next attempt is due. */
+  next_attempt_at: number | null;
+  /** Real time: a deliverer holds the row until then. */
+  claimed_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  delivered_at: number | null;
+}
+
+/** A notice to a customer (a white-label stop that retired their pending approvals, say). */
+export interface CustomerNoticesTable {
+  id: Generated<number>;
+  person_id: number;
+  site_id: number | null;
+  kind: string;
+  message: string;
+  created_at: number;
 }

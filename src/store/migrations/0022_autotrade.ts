@@ -9,7 +9,8 @@ import { withId } from "./helpers.js";
  * account orders (the copies of strategy orders sent to the broker, each
  * under its own idempotency key, with the broker-order state machine's
  * status); their fills; the positions each setup holds in its account; copies
- * skipped with their reason; and WL approval requests.
+ * skipped with their reason; WL approval requests; the sites' webhook
+ * endpoints and the deliveries owed to them; and notices to customers.
  */
 export function autotradeMigration(backend: Backend): Migration {
   return {
@@ -177,6 +178,42 @@ export function autotradeMigration(backend: Backend): Migration {
         .createIndex("autotrade_approvals_setup_idx")
         .on("autotrade_approvals")
         .columns(["person_id", "strategy_id", "account_number", "status"])
+        .execute();
+
+      await withId(backend, db.schema.createTable("webhook_endpoints"))
+        .addColumn("site_id", "bigint", (c) => c.notNull().references("sites.id"))
+        .addColumn("url", "text", (c) => c.notNull())
+        .addColumn("secret", "text", (c) => c.notNull())
+        .addColumn("live_key", "text", (c) => c.unique())
+        .addColumn("created_at", "bigint", (c) => c.notNull())
+        .addColumn("deleted_at", "bigint")
+        .execute();
+      await withId(backend, db.schema.createTable("webhook_deliveries"))
+        .addColumn("endpoint_id", "bigint", (c) => c.notNull().references("webhook_endpoints.id"))
+        .addColumn("event_id", "text", (c) => c.notNull())
+        .addColumn("event_type", "text", (c) => c.notNull())
+        .addColumn("payload", "text", (c) => c.notNull())
+        .addColumn("status", "text", (c) => c.notNull())
+        .addColumn("attempts", "integer", (c) => c.notNull())
+        .addColumn("next_attempt_at", "bigint")
+        .addColumn("claimed_until", "bigint")
+        .addColumn("last_error", "text")
+        .addColumn("created_at", "bigint", (c) => c.notNull())
+        .addColumn("delivered_at", "bigint")
+        .addUniqueConstraint("webhook_deliveries_event_key", ["endpoint_id", "event_id"])
+        .execute();
+      await db.schema
+        .createIndex("webhook_deliveries_due_idx")
+        .on("webhook_deliveries")
+        .columns(["status", "next_attempt_at"])
+        .execute();
+
+      await withId(backend, db.schema.createTable("customer_notices"))
+        .addColumn("person_id", "bigint", (c) => c.notNull().references("persons.id"))
+        .addColumn("site_id", "bigint", (c) => c.references("sites.id"))
+        .addColumn("kind", "text", (c) => c.notNull())
+        .addColumn("message", "text", (c) => c.notNull())
+        .addColumn("created_at", "bigint", (c) => c.notNull())
         .execute();
     },
   };
