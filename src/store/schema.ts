@@ -718,7 +718,7 @@ export type AccountOrderPurpose = "copy" | "close" | "auto_stop" | "manual";
 
 /** An order in a brokerage account: a strategy order's scaled copy (or a close, an automatic stop, a manual exit). */
 export interface AccountOrdersTable {
-  id: number;
+  id: Generated<number>;
   account_id: number;
   setup_id: number | null;
   /** The strategy the order trades for. */

@@ -108,7 +108,7 @@ export interface OperationContext {
 /** Work committed with the frame's batches: taken for a batch, and told how the batch ended. */
 export interface BatchContributor {
   readonly hasWork: boolean;
-  take(): Pick<JournalBatch, "consumers" | "recordTotals"> | null;
+  take(): Pick<JournalBatch, "consumers" | "recordTotals" | "accountOrders" | "copySkips"> | null;
   /** Committed, or not: with the consumer positions another writer moved (null: the batch failed). */
   settled(committed: boolean, conflicts: ReadonlySet<string> | null): void;
 }
@@ -371,6 +371,12 @@ export class TradingFrame {
     const slot = this.#slotOf(strategyId);
     await this.#ready(slot);
     return slot.working as WorkingAccount;
+  }
+
+  /** The working state of an account in memory now, or null (nothing is loaded for it). */
+  heldAccount(strategyId: number): WorkingAccount | null {
+    const slot = this.#slots.get(strategyId);
+    return slot !== undefined && slot.loading === null ? slot.working : null;
   }
 
   /** Whether the account is in memory and ready for a synchronous operation. */
@@ -869,7 +875,7 @@ function batchOf(slots: readonly Slot[], origin: string): JournalBatch {
     }
   }
   batch.newOrders.sort((a, b) => a.id - b.id);
-  return { accounts, strategies, consumers: [], recordTotals: [], ...batch };
+  return { accounts, strategies, consumers: [], recordTotals: [], accountOrders: [], copySkips: [], ...batch };
 }
 
 /** The committed copy after a batch of the account's operations. */

@@ -48,6 +48,12 @@ export interface OrderEvent {
   readonly fill?: NewFill;
   /** For the fill that closed its trade, the trade. */
   readonly closedTrade?: StoredTrade;
+  /**
+   * For an order accepted or starting to work, the account's position in its
+   * symbol at that moment (signed): the autotrade copier scales a closing
+   * order by the share of the position it closes.
+   */
+  readonly held?: string;
 }
 
 /** An order an operation makes, with the terms it was checked to. */
@@ -276,8 +282,18 @@ export function recordOperation(
 
   // Events, in the order things happened within the operation.
   let seq = before.eventSeq;
+  // Each symbol's position as the events go: as it was before the operation, then after each fill.
+  const running = new Map<string, string>();
+  const heldIn = (symbol: string) => {
+    const known = running.get(symbol);
+    if (known !== undefined) return known;
+    const was = previously(after.positions, symbol);
+    return was ? formatDecimal(was.position.quantity) : "0";
+  };
   const event = (kind: OrderEventKind, row: StoredOrder, fill?: NewFill, closedTrade?: StoredTrade) => {
     seq += 1;
+    if (fill) running.set(fill.symbol, fill.position_after);
+    const held = kind === "accepted" || kind === "working" ? heldIn(row.symbol) : undefined;
     changes.events.push({
       accountId,
       strategyId,
@@ -290,6 +306,7 @@ export function recordOperation(
       order: row,
       ...(fill ? { fill } : {}),
       ...(closedTrade ? { closedTrade } : {}),
+      ...(held !== undefined ? { held } : {}),
     });
   };
   // The last fill of a trade that closed closes it.

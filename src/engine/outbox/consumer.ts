@@ -1,4 +1,4 @@
-import type { RecordTotals } from "../../store/journal/batch.js";
+import type { NewAccountOrder, NewCopySkip, RecordTotals } from "../../store/journal/batch.js";
 import type { OutboxEvent } from "./events.js";
 
 /**
@@ -7,19 +7,25 @@ import type { OutboxEvent } from "./events.js";
  * position in that account's events (src/engine/outbox/runner.ts). Events
  * may come again (after a crash, or when another process consumed them
  * first): the position, moved only from where it was, makes each count once.
- * `consume` is a pure function of the events.
+ * A consumer that keeps state in memory is told what became of its writes:
+ * committed, or dropped (another process moved its position first, or the
+ * batch failed; the events then come again).
  */
 export interface OutboxConsumer {
   readonly name: string;
   consume(events: readonly OutboxEvent[]): ConsumerWrites;
+  committed?(writes: ConsumerWrites): void;
+  dropped?(writes: ConsumerWrites): void;
 }
 
 /** The writes consumers may make, committed with their positions. */
 export interface ConsumerWrites {
   readonly recordTotals: readonly RecordTotals[];
+  readonly accountOrders: readonly NewAccountOrder[];
+  readonly copySkips: readonly NewCopySkip[];
 }
 
-export const noWrites = (): ConsumerWrites => ({ recordTotals: [] });
+export const noWrites = (): ConsumerWrites => ({ recordTotals: [], accountOrders: [], copySkips: [] });
 
 /** The writes of two deliveries as one (record totals of a strategy add up). */
 export function mergeWrites(first: ConsumerWrites, later: ConsumerWrites): ConsumerWrites {
@@ -28,8 +34,15 @@ export function mergeWrites(first: ConsumerWrites, later: ConsumerWrites): Consu
     const kept = totals.get(next.strategy_id);
     totals.set(next.strategy_id, kept ? addTotals(kept, next) : next);
   }
-  return { recordTotals: [...totals.values()] };
+  return {
+    recordTotals: [...totals.values()],
+    accountOrders: concat(first.accountOrders, later.accountOrders),
+    copySkips: concat(first.copySkips, later.copySkips),
+  };
 }
+
+const concat = <T>(a: readonly T[], b: readonly T[]): readonly T[] =>
+  a.length === 0 ? b : b.length === 0 ? a : [...a, ...b];
 
 export const addTotals = (a: RecordTotals, b: RecordTotals): RecordTotals => ({
   strategy_id: a.strategy_id,

@@ -20,8 +20,9 @@ export interface OutboxEvent {
 /**
  * What an event says: a fill (with, when it closed its trade, the trade's
  * opening, closing, realized profit and commission); an accepted order whole;
- * a working one with what the fill loop needs to watch it; any other its
- * state after the event.
+ * a working one with what the fill loop needs to watch it and the copier to
+ * copy it; any other its state after the event. Accepted and working ones
+ * carry the position held in the symbol then.
  */
 export function payloadOf(event: OrderEvent): Readonly<Record<string, unknown>> {
   if (event.fill) {
@@ -39,7 +40,7 @@ export function payloadOf(event: OrderEvent): Readonly<Record<string, unknown>> 
       : event.fill;
   }
   const { order } = event;
-  if (event.kind === "accepted") return order;
+  if (event.kind === "accepted") return event.held === undefined ? order : { ...order, held: event.held };
   const state: Partial<StoredOrder> = {
     status: order.status,
     filled_quantity: order.filled_quantity,
@@ -52,9 +53,14 @@ export function payloadOf(event: OrderEvent): Readonly<Record<string, unknown>> 
     symbol: order.symbol,
     symbol_type: order.symbol_type,
     side: order.side,
+    open_close: order.open_close,
+    tif: order.tif,
+    quantity: order.quantity,
     order_type: order.order_type,
     limit_price: order.limit_price,
     stop_price: order.stop_price,
+    strategy_id: order.strategy_id,
+    ...(event.held !== undefined ? { held: event.held } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { decimal, PLACES, round, sub } from "../../core/decimal.js";
 import type { RecordTotals } from "../../store/journal/batch.js";
 import { RECORDS_CONSUMER } from "../../store/migrations/0014_strategy_records.js";
-import { addTotals, type ConsumerWrites, type OutboxConsumer } from "./consumer.js";
+import { addTotals, type ConsumerWrites, noWrites, type OutboxConsumer } from "./consumer.js";
 import type { OutboxEvent } from "./events.js";
 
 /**
@@ -21,7 +21,7 @@ export const recordsConsumer: OutboxConsumer = {
       const kept = totals.get(fill.strategy_id);
       totals.set(fill.strategy_id, kept ? addTotals(kept, delta) : delta);
     }
-    return { recordTotals: [...totals.values()] };
+    return { ...noWrites(), recordTotals: [...totals.values()] };
   },
 };
 

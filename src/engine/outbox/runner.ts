@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { ConsumerAdvance, RecordTotals } from "../../store/journal/batch.js";
+import type { ConsumerAdvance, NewAccountOrder, NewCopySkip, RecordTotals } from "../../store/journal/batch.js";
 import type { Storage } from "../../store/storage.js";
 import type { BatchContributor, TradingFrame } from "../frame/frame.js";
 import type { OrderEvent } from "../frame/journal-entry.js";
@@ -80,7 +80,12 @@ export class OutboxRunner implements BatchContributor {
     return this.#waiting.size > 0;
   }
 
-  take(): { readonly consumers: ConsumerAdvance[]; readonly recordTotals: RecordTotals[] } | null {
+  take(): {
+    readonly consumers: ConsumerAdvance[];
+    readonly recordTotals: RecordTotals[];
+    readonly accountOrders: NewAccountOrder[];
+    readonly copySkips: NewCopySkip[];
+  } | null {
     if (this.#waiting.size === 0) return null;
     this.#inFlight = [...this.#waiting.values()];
     this.#waiting.clear();
@@ -91,17 +96,28 @@ export class OutboxRunner implements BatchContributor {
       seq: d.seq,
     }));
     const writes = this.#inFlight.reduce((all, d) => mergeWrites(all, d.writes), noWrites());
-    return { consumers, recordTotals: [...writes.recordTotals] };
+    return {
+      consumers,
+      recordTotals: [...writes.recordTotals],
+      accountOrders: [...writes.accountOrders],
+      copySkips: [...writes.copySkips],
+    };
   }
 
   settled(committed: boolean, conflicts: ReadonlySet<string> | null): void {
     const done = this.#inFlight;
     this.#inFlight = [];
-    if (committed) return;
+    if (committed) {
+      for (const delivery of done) delivery.consumer.committed?.(delivery.writes);
+      return;
+    }
     for (const delivery of done) {
       const key = keyOf(delivery.consumer, delivery.accountId);
       if (conflicts === null || conflicts.has(key)) {
         // Moved by another writer, or the batch failed: what is stored is read again.
+        delivery.consumer.dropped?.(delivery.writes);
+        const later = this.#waiting.get(key);
+        if (later) later.consumer.dropped?.(later.writes);
         this.#known.delete(key);
         this.#waiting.delete(key);
         this.#readLater(delivery.consumer, delivery.accountId);

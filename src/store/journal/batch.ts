@@ -1,5 +1,7 @@
 import type { Selectable } from "kysely";
 import type {
+  AccountOrdersTable,
+  CopySkipsTable,
   FillsTable,
   OcaGroupsTable,
   OrderEventsTable,
@@ -23,6 +25,9 @@ export type StoredPosition = Selectable<PositionsTable>;
 export type StoredOcaGroup = Selectable<OcaGroupsTable>;
 export type NewFill = Omit<Selectable<FillsTable>, "id">;
 export type NewOrderEvent = Omit<Selectable<OrderEventsTable>, "id">;
+/** An account order the autotrade copier made (its id is storage's: the idempotency key names it). */
+export type NewAccountOrder = Omit<Selectable<AccountOrdersTable>, "id">;
+export type NewCopySkip = Omit<Selectable<CopySkipsTable>, "id">;
 /** What a batch adds to a strategy's record totals (latest fill: the later of the two). */
 export type RecordTotals = StrategyRecordsTable;
 
@@ -75,6 +80,9 @@ export interface JournalBatch {
   readonly consumers: readonly ConsumerAdvance[];
   /** What the records consumer adds to strategies' totals, with its positions. */
   readonly recordTotals: readonly RecordTotals[];
+  /** The autotrade copier's account orders and skipped copies, with its positions. */
+  readonly accountOrders: readonly NewAccountOrder[];
+  readonly copySkips: readonly NewCopySkip[];
   /** Idempotency keys whose requests the batch carries out (pending claims marked committed). */
   readonly idempotencyKeys: readonly { readonly person_id: number; readonly key: string }[];
 }
@@ -85,7 +93,7 @@ export type CommitOutcome =
   | { readonly ok: false; readonly conflicts: readonly number[]; readonly consumerConflicts: readonly string[] };
 
 /** Tables whose ids the frame hands out itself, so an operation knows them before its commit. */
-export type AllocatedTable = "orders" | "oca_groups" | "trades" | "account_orders";
+export type AllocatedTable = "orders" | "oca_groups" | "trades";
 
 /** Ids reserved for one process: [first, last] ranges. */
 export type IdRanges = readonly (readonly [number, number])[];

@@ -2,6 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import pg from "pg";
 import { ORDERS_CHANNEL } from "../channels.js";
 import { readInt8AsNumber } from "../pg-types.js";
+import { ACCOUNT_ORDER_COLUMNS, COPY_SKIP_COLUMNS } from "./autotrade-columns.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
 import type { JournalReply, JournalRequest } from "./journal-thread.js";
 
@@ -263,6 +264,12 @@ const WRITE = new WriteStatement()
         )
         .join(", ")}`,
   )
+  .table("account_orders", ACCOUNT_ORDER_COLUMNS, inserted("account_orders", ACCOUNT_ORDER_COLUMNS))
+  .table(
+    "copy_skips",
+    COPY_SKIP_COLUMNS,
+    (source) => `${inserted("copy_skips", COPY_SKIP_COLUMNS)(source)} on conflict do nothing`,
+  )
   .table(
     "consumers",
     CONSUMER_COLUMNS,
@@ -394,6 +401,8 @@ function connectionJournal(url: string, schema: string | undefined, origin: stri
         batch.events,
         batch.strategies.map(strategyRow),
         batch.recordTotals,
+        batch.accountOrders,
+        batch.copySkips,
         batch.consumers,
         batch.idempotencyKeys,
         batch.accounts,

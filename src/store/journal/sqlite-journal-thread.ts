@@ -1,6 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { configureSqlite } from "../sqlite-settings.js";
+import { ACCOUNT_ORDER_COLUMNS, COPY_SKIP_COLUMNS } from "./autotrade-columns.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, JournalBatch } from "./batch.js";
 import type { JournalReply, JournalRequest } from "./journal-thread.js";
 
@@ -195,6 +196,15 @@ const statements = {
   ),
   closedPosition: db.prepare("delete from positions where account_id = @account_id and symbol = @symbol"),
   events: multiRowInsert("order_events", EVENT_COLUMNS),
+  accountOrders: multiRowInsert(
+    "account_orders",
+    ACCOUNT_ORDER_COLUMNS.map(([name]) => name),
+  ),
+  // A copy skipped once is recorded once, however often its event is consumed again.
+  copySkips: db.prepare(
+    `insert into copy_skips (${COPY_SKIP_COLUMNS.map(([name]) => name).join(", ")})
+      values (${COPY_SKIP_COLUMNS.map(([name]) => `@${name}`).join(", ")}) on conflict do nothing`,
+  ),
   consumerAt: db.prepare<[string, number], { seq: number }>(
     "select seq from outbox_positions where consumer = ? and account_id = ?",
   ),
@@ -264,6 +274,8 @@ function commit(batch: JournalBatch): CommitOutcome {
       if (strategy.desiredPositions !== undefined) statements.desired.run(strategy.desiredPositions, strategy.id);
     }
     for (const totals of batch.recordTotals) statements.recordTotals.run(totals);
+    statements.accountOrders(batch.accountOrders);
+    for (const skip of batch.copySkips) statements.copySkips.run(skip);
     for (const consumer of batch.consumers) statements.consumer.run(consumer);
     for (const account of batch.accounts) statements.account.run(account);
     for (const key of batch.idempotencyKeys) statements.idempotencyKey.run(key);

@@ -1,0 +1,683 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import { type BrokerOrderEvent, brokerTransition } from "../../core/autotrade/broker-order.js";
+import type { ControllableClock } from "../../core/clock.js";
+import {
+  abs,
+  add,
+  compare,
+  type Decimal,
+  formatDecimal,
+  isZero,
+  mul,
+  ONE,
+  sign,
+  storedDecimal,
+  sub,
+  ZERO,
+} from "../../core/decimal.js";
+import type { OrderStatus } from "../../core/orders/status.js";
+import { applyFill, FLAT } from "../../core/positions.js";
+import type { SetupListener } from "../../services/runtime.js";
+import type { NewAccountOrder } from "../../store/journal/batch.js";
+import type { Storage } from "../../store/storage.js";
+import { transaction } from "../../store/transaction.js";
+import type { AccountReport, BrokerPort, BrokerReport, OrderReport } from "../brokers/port.js";
+import { type DeskWrites, isEmptyDeskWrites, noDeskWrites, writeDesk } from "./desk-writes.js";
+import {
+  type FollowedSetup,
+  type FollowerAccount,
+  flatKey,
+  type HeldOrder,
+  positionKey,
+  readFollowerAccounts,
+  setupOfRow,
+} from "./followers.js";
+
+/**
+ * The autotrade desk: the one writer of brokerage accounts in this process.
+ * It holds every account with a live setup in memory (setups, open account
+ * orders, what each setup holds), sends account orders to the broker once
+ * their creation is durable (so a retry, a restart or a second process sends
+ * the same idempotency key and the broker makes one order), applies the
+ * broker's reports through the broker-order state machine, follows the
+ * strategy to flat, applies requested stops, and disables autotrade or
+ * AutoSync when the broker says so (API.md States). Its changes are written
+ * in batches, one transaction each.
+ */
+export interface BrokerPorts {
+  port(brokerId: number): BrokerPort | undefined;
+  all(): readonly BrokerPort[];
+}
+
+export interface Follower {
+  readonly account: FollowerAccount;
+  readonly setup: FollowedSetup;
+}
+
+/** How often unsent orders are tried again and requested stops applied (real time). */
+const PASS_MS = 5_000;
+
+export class AutotradeDesk implements SetupListener {
+  readonly #accounts = new Map<number, FollowerAccount>();
+  /** Accounts by broker and the broker's name for them (reports name them so). */
+  readonly #byBrokerAccount = new Map<string, FollowerAccount>();
+  /** Accounts following each strategy. */
+  readonly #byStrategy = new Map<number, Set<number>>();
+  /** Open account orders copying each strategy order, by the strategy order's id. */
+  readonly #bySource = new Map<number, Map<string, number>>();
+  /** Each account's placements, one after another (the broker sees an account's orders in order). */
+  readonly #sending = new Map<number, Promise<void>>();
+  #writes: DeskWrites = noDeskWrites();
+  #flushing: Promise<void> | null = null;
+  #scheduled = false;
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+  /** Setups to read again, and the read under way. */
+  readonly #stale = new Set<number>();
+  #reading: Promise<void> | null = null;
+
+  constructor(
+    private readonly storage: Storage,
+    private readonly clock: Pick<ControllableClock, "nowMs">,
+    private readonly ports: BrokerPorts,
+    private readonly logger: Logger,
+    private readonly passMs = PASS_MS,
+  ) {
+    for (const port of ports.all()) port.onReport((report) => this.#onReport(report));
+  }
+
+  /** Reads every account with a live setup, then sends what waits to be sent. */
+  async start(): Promise<void> {
+    for (const account of await readFollowerAccounts(this.storage.db)) this.#install(account);
+    await this.run();
+    if (this.passMs > 0) {
+      this.#timer = setInterval(() => {
+        void this.run().catch((error: unknown) => this.logger.error({ err: error }, "autotrade pass failed"));
+      }, this.passMs);
+      this.#timer.unref();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.settled();
+  }
+
+  /** Resolves once nothing waits to be written and no placement is with the broker. */
+  async settled(): Promise<void> {
+    for (;;) {
+      await this.#reading;
+      await Promise.all(this.#sending.values());
+      await this.#flushing;
+      if (!isEmptyDeskWrites(this.#writes)) {
+        this.#schedule();
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
+      if (this.#flushing === null && this.#reading === null) return;
+    }
+  }
+
+  /**
+   * One pass: setups read again where told, requested stops applied, and
+   * orders the broker has not taken (a failure, a restart) sent again.
+   */
+  async run(): Promise<void> {
+    await this.#refresh();
+    for (const account of this.#accounts.values()) this.#applyStops(account);
+    for (const account of this.#accounts.values()) {
+      for (const held of account.orders.values()) if (held.row.sent_at === null) this.#send(account, held);
+    }
+    this.#schedule();
+    await this.settled();
+  }
+
+  setupsChanged(setupIds: readonly number[]): void {
+    for (const id of setupIds) this.#stale.add(id);
+    void this.#refresh().catch((error: unknown) => this.logger.error({ err: error }, "reading setups failed"));
+  }
+
+  /** The enabled setups following a strategy, in linked accounts. */
+  *followersOf(strategyId: number): Iterable<Follower> {
+    for (const accountId of this.#byStrategy.get(strategyId) ?? []) {
+      const account = this.#accounts.get(accountId);
+      if (!account?.linked) continue;
+      for (const setup of account.setups.values()) {
+        if (setup.strategyId === strategyId && setup.status === "active" && setup.enabled) yield { account, setup };
+      }
+    }
+  }
+
+  /** Accounts following a strategy with a stop requested: the copier's visit applies it. */
+  visit(strategyId: number): void {
+    for (const accountId of this.#byStrategy.get(strategyId) ?? []) {
+      const account = this.#accounts.get(accountId);
+      if (account) this.#applyStops(account);
+    }
+    this.#schedule();
+  }
+
+  hasOrder(account: FollowerAccount, key: string): boolean {
+    return account.orders.has(key);
+  }
+
+  /** What the setup holds in the symbol (signed). */
+  heldBy(account: FollowerAccount, strategyId: number, symbol: string): Decimal {
+    return account.positions.get(positionKey(strategyId, symbol))?.position.quantity ?? ZERO;
+  }
+
+  /** The signed quantity the setup's open orders in the symbol would still add (by open or close). */
+  openQuantity(account: FollowerAccount, setupId: number, symbol: string, openClose: "open" | "close"): Decimal {
+    let total = ZERO;
+    for (const { row } of account.orders.values()) {
+      if (row.setup_id !== setupId || row.symbol !== symbol || row.open_close !== openClose) continue;
+      const leaves = sub(storedDecimal(row.quantity), storedDecimal(row.filled_quantity));
+      total = add(total, row.side === "buy" ? leaves : sub(ZERO, leaves));
+    }
+    return total;
+  }
+
+  /** Orders the copier made, waiting for their batch: held here at once, so later copies see them. */
+  adopt(rows: readonly NewAccountOrder[]): void {
+    for (const row of rows) {
+      const account = this.#accounts.get(row.account_id);
+      if (!account) continue;
+      account.orders.set(row.idempotency_key, { row, stored: false, asking: false, fillIds: new Set() });
+      this.#indexSource(row);
+    }
+  }
+
+  /** The copier's orders are durable: they go to the broker. */
+  stored(rows: readonly NewAccountOrder[]): void {
+    for (const row of rows) {
+      const account = this.#accounts.get(row.account_id);
+      const held = account?.orders.get(row.idempotency_key);
+      if (!account || !held) continue;
+      held.stored = true;
+      // A stop applied meanwhile canceled it before it was sent.
+      if (held.row.status === "Canceled") {
+        account.orders.delete(row.idempotency_key);
+        this.#moved(held.row);
+        continue;
+      }
+      this.#send(account, held);
+    }
+    this.#schedule();
+  }
+
+  /** The copier's batch did not commit (its events come again): its orders are forgotten. */
+  forget(rows: readonly NewAccountOrder[]): void {
+    for (const row of rows) {
+      const account = this.#accounts.get(row.account_id);
+      const held = account?.orders.get(row.idempotency_key);
+      if (account && held && !held.stored) account.orders.delete(row.idempotency_key);
+      this.#bySource.get(row.source_order_id ?? -1)?.delete(row.idempotency_key);
+    }
+  }
+
+  /** The strategy order ended (canceled, expired, replaced): its open copies are canceled. */
+  cancelCopiesOf(sourceOrderId: number, reason: string): void {
+    const keys = this.#bySource.get(sourceOrderId);
+    if (!keys) return;
+    this.#bySource.delete(sourceOrderId);
+    for (const [key, accountId] of keys) {
+      const account = this.#accounts.get(accountId);
+      const held = account?.orders.get(key);
+      if (account && held) this.#cancel(account, held, reason);
+    }
+    this.#schedule();
+  }
+
+  /**
+   * The strategy went flat in a symbol: each follower goes flat too. Its open
+   * opening orders there are canceled, and what it holds beyond what its open
+   * closing orders cover is closed (now, and whenever a late fill leaves
+   * something behind), until the strategy opens the symbol again.
+   */
+  followFlat(strategyId: number, symbol: string): void {
+    for (const { account, setup } of this.followersOf(strategyId)) {
+      account.flatWanted.add(flatKey(setup.id, symbol));
+      for (const held of [...account.orders.values()]) {
+        const { row } = held;
+        if (row.setup_id === setup.id && row.symbol === symbol && row.open_close === "open")
+          this.#cancel(account, held, "The strategy closed its position");
+      }
+      this.#closeUncovered(account, setup.id, strategyId, symbol);
+    }
+    this.#schedule();
+  }
+
+  /** The strategy opened the symbol again: the setup no longer follows it to flat there. */
+  opened(account: FollowerAccount, setupId: number, symbol: string): void {
+    account.flatWanted.delete(flatKey(setupId, symbol));
+  }
+
+  #install(account: FollowerAccount): void {
+    this.#accounts.set(account.id, account);
+    this.#byBrokerAccount.set(`${account.brokerId}:${account.account}`, account);
+    for (const setup of account.setups.values()) this.#follow(setup);
+    for (const held of account.orders.values()) this.#indexSource(held.row);
+  }
+
+  #follow(setup: FollowedSetup): void {
+    let followers = this.#byStrategy.get(setup.strategyId);
+    if (!followers) {
+      followers = new Set();
+      this.#byStrategy.set(setup.strategyId, followers);
+    }
+    followers.add(setup.accountId);
+  }
+
+  #indexSource(row: NewAccountOrder): void {
+    if (row.source_order_id === null) return;
+    let keys = this.#bySource.get(row.source_order_id);
+    if (!keys) {
+      keys = new Map();
+      this.#bySource.set(row.source_order_id, keys);
+    }
+    keys.set(row.idempotency_key, row.account_id);
+  }
+
+  /** Reads the setups told changed (and their accounts when new here). */
+  async #refresh(): Promise<void> {
+    while (this.#reading) await this.#reading;
+    if (this.#stale.size === 0) return;
+    const ids = [...this.#stale];
+    this.#stale.clear();
+    this.#reading = (async () => {
+      const rows = await this.storage.db.selectFrom("autotrade_setups").selectAll().where("id", "in", ids).execute();
+      const unknown = [...new Set(rows.map((r) => r.account_id))].filter((id) => !this.#accounts.has(id));
+      for (const account of await readFollowerAccounts(this.storage.db, unknown)) this.#install(account);
+      for (const row of rows) {
+        const account = this.#accounts.get(row.account_id);
+        if (!account) continue;
+        if (row.status === "stopped") {
+          account.setups.delete(row.id);
+          continue;
+        }
+        const setup = setupOfRow(row);
+        account.setups.set(setup.id, setup);
+        this.#follow(setup);
+      }
+    })().finally(() => {
+      this.#reading = null;
+    });
+    await this.#reading;
+  }
+
+  /** Applies the account's requested stops: open orders canceled, positions closed unless left open. */
+  #applyStops(account: FollowerAccount): void {
+    for (const setup of [...account.setups.values()]) {
+      if (setup.status !== "stop_requested") continue;
+      for (const held of [...account.orders.values()])
+        if (held.row.setup_id === setup.id) this.#cancel(account, held, "Autotrade stopped");
+      if (!setup.stopLeavesPositionsOpen) {
+        for (const position of account.positions.values()) {
+          if (position.strategyId !== setup.strategyId || isZero(position.position.quantity)) continue;
+          this.#makeClose(
+            account,
+            setup.id,
+            setup.strategyId,
+            position.symbol,
+            position.symbolType,
+            position.position.quantity,
+          );
+        }
+      }
+      account.setups.delete(setup.id);
+      this.#writes.setups.set(setup.id, { ...this.#writes.setups.get(setup.id), status: "stopped" });
+      if (setup.stopTerminatesSubscription)
+        this.#writes.endSubscriptions.push({ personId: setup.personId, strategyId: setup.strategyId });
+    }
+  }
+
+  /** Closes what the setup holds in the symbol beyond what its open closing orders cover. */
+  #closeUncovered(account: FollowerAccount, setupId: number, strategyId: number, symbol: string): void {
+    const held = this.heldBy(account, strategyId, symbol);
+    if (isZero(held)) return;
+    const closing = this.openQuantity(account, setupId, symbol, "close");
+    // Closing orders cover a long holding by selling (negative), a short one by buying.
+    const uncovered = add(held, closing);
+    if (isZero(uncovered) || sign(uncovered) !== sign(held)) return;
+    const position = account.positions.get(positionKey(strategyId, symbol));
+    this.#makeClose(account, setupId, strategyId, symbol, position?.symbolType ?? "stock", uncovered);
+  }
+
+  /** Makes a market order closing `held` (signed) of the setup's holding; sent once it is written. */
+  #makeClose(
+    account: FollowerAccount,
+    setupId: number,
+    strategyId: number,
+    symbol: string,
+    symbolType: string,
+    held: Decimal,
+  ): void {
+    const now = this.clock.nowMs();
+    const row: NewAccountOrder = {
+      account_id: account.id,
+      setup_id: setupId,
+      strategy_id: strategyId,
+      source_order_id: null,
+      purpose: "close",
+      symbol,
+      symbol_type: symbolType,
+      side: sign(held) > 0 ? "sell" : "buy",
+      open_close: "close",
+      order_type: "market",
+      tif: "day",
+      quantity: formatDecimal(abs(held)),
+      limit_price: null,
+      stop_price: null,
+      status: "PendingNew",
+      prior_status: null,
+      awaiting_confirmation: 0,
+      filled_quantity: "0",
+      filled_notional: "0",
+      idempotency_key: `close:${account.id}:${randomUUID()}`,
+      broker_order_id: null,
+      replaces_id: null,
+      reason: null,
+      created_at: now,
+      updated_at: now,
+      sent_at: null,
+      closed_at: null,
+    };
+    account.orders.set(row.idempotency_key, { row, stored: false, asking: false, fillIds: new Set() });
+    this.#writes.made.set(row.idempotency_key, row);
+  }
+
+  /** Cancels an open order: at the broker when it holds it, here when it was never sent. */
+  #cancel(account: FollowerAccount, held: HeldOrder, reason: string): void {
+    const { row } = held;
+    if (row.status === "PendingCancel") return;
+    if (row.sent_at === null && !held.asking) {
+      // Never sent: it ends here (a copy still waiting for its batch is dropped when stored).
+      this.#apply(account, held, "canceled", reason);
+      return;
+    }
+    if (!this.#apply(account, held, "cancelRequested", null)) return;
+    const port = this.ports.port(account.brokerId);
+    if (!port) return;
+    this.#queue(account, async () => {
+      try {
+        await port.cancel({ brokerId: account.brokerId, account: account.account }, row.idempotency_key);
+      } catch (error) {
+        // The broker was not reached: the cancel is refused for now; the order works as before.
+        this.logger.warn({ err: error, key: row.idempotency_key }, "cancel did not reach the broker");
+        this.#apply(account, held, "cancelRejected", "The broker could not be reached");
+      }
+    });
+  }
+
+  /** Sends an order to its broker, after the account's earlier placements. */
+  #send(account: FollowerAccount, held: HeldOrder): void {
+    if (held.asking || !held.stored || held.row.awaiting_confirmation === 1 || held.row.status !== "PendingNew") return;
+    const port = this.ports.port(account.brokerId);
+    if (!port) return;
+    held.asking = true;
+    const { row } = held;
+    this.#queue(account, async () => {
+      try {
+        const answer = await port.place({
+          brokerId: account.brokerId,
+          account: account.account,
+          idempotencyKey: row.idempotency_key,
+          symbol: row.symbol,
+          symbolType: row.symbol_type as "stock",
+          side: row.side,
+          orderType: row.order_type,
+          tif: row.tif,
+          quantity: storedDecimal(row.quantity),
+          limit: row.limit_price === null ? null : storedDecimal(row.limit_price),
+          stop: row.stop_price === null ? null : storedDecimal(row.stop_price),
+        });
+        held.asking = false;
+        if (answer.ok) {
+          held.row = { ...held.row, broker_order_id: answer.brokerOrderId, sent_at: this.clock.nowMs() };
+          this.#moved(held.row);
+        } else {
+          // The broker refused it: the order ends rejected with the broker's reason, nothing else applied.
+          this.#apply(account, held, "rejected", answer.reason);
+        }
+      } catch (error) {
+        // Not reached: it stays unsent, and the next pass sends it again under the same key.
+        held.asking = false;
+        this.logger.warn({ err: error, key: row.idempotency_key }, "placing an account order did not reach the broker");
+      }
+      this.#schedule();
+    });
+  }
+
+  #queue(account: FollowerAccount, work: () => Promise<void>): void {
+    const before = this.#sending.get(account.id) ?? Promise.resolve();
+    const next = before.then(work).finally(() => {
+      if (this.#sending.get(account.id) === next) this.#sending.delete(account.id);
+    });
+    this.#sending.set(account.id, next);
+  }
+
+  /** Moves an order by a broker-order event; answers whether it moved. */
+  #apply(account: FollowerAccount, held: HeldOrder, event: BrokerOrderEvent, reason: string | null): boolean {
+    const { row } = held;
+    const moved = brokerTransition(
+      { status: row.status as OrderStatus, prior: row.prior_status as OrderStatus | null },
+      event,
+    );
+    if (!moved.ok) {
+      this.logger.warn({ key: row.idempotency_key, event, status: row.status }, moved.reason);
+      return false;
+    }
+    const now = this.clock.nowMs();
+    const ended =
+      moved.state.status !== row.status &&
+      ["Filled", "Canceled", "Replaced", "Rejected", "Expired"].includes(moved.state.status);
+    held.row = {
+      ...row,
+      status: moved.state.status,
+      prior_status: moved.state.prior,
+      reason: reason ?? row.reason,
+      updated_at: now,
+      closed_at: ended ? now : row.closed_at,
+    };
+    if (ended) {
+      account.orders.delete(row.idempotency_key);
+      if (row.source_order_id !== null) this.#bySource.get(row.source_order_id)?.delete(row.idempotency_key);
+    }
+    // An order not yet stored is written with its batch (the copier's or the desk's own).
+    if (held.stored) this.#moved(held.row);
+    else if (this.#writes.made.has(row.idempotency_key)) this.#writes.made.set(row.idempotency_key, held.row);
+    this.#schedule();
+    return true;
+  }
+
+  #moved(row: NewAccountOrder): void {
+    if (this.#writes.made.has(row.idempotency_key)) this.#writes.made.set(row.idempotency_key, row);
+    else this.#writes.moved.set(row.idempotency_key, row);
+  }
+
+  #onReport(report: BrokerReport): void {
+    if (this.#stopped) return;
+    const account = this.#byBrokerAccount.get(`${report.brokerId}:${report.account}`);
+    if (!account) return;
+    if ("idempotencyKey" in report) this.#onOrderReport(account, report);
+    else this.#onAccountReport(account, report);
+    this.#schedule();
+  }
+
+  #onOrderReport(account: FollowerAccount, report: OrderReport): void {
+    const held = account.orders.get(report.idempotencyKey);
+    // An order that ended here already (or another process's): nothing more to apply.
+    if (!held) return;
+    if (held.row.broker_order_id === null) held.row = { ...held.row, broker_order_id: report.brokerOrderId };
+    switch (report.kind) {
+      case "acknowledged":
+        if (held.row.sent_at === null) held.row = { ...held.row, sent_at: report.atMs };
+        this.#apply(account, held, "acknowledged", null);
+        return;
+      case "rejected":
+        this.#apply(account, held, "rejected", report.reason);
+        return;
+      case "canceled":
+        this.#apply(account, held, "canceled", report.reason);
+        return;
+      case "cancelRejected":
+        this.#apply(account, held, "cancelRejected", report.reason);
+        return;
+      case "replaceRejected":
+        this.#apply(account, held, "replaceRejected", report.reason);
+        return;
+      case "replaced":
+        this.#apply(account, held, "replaced", null);
+        return;
+      case "expired":
+        this.#apply(account, held, "expired", null);
+        return;
+      case "fill":
+        this.#fill(account, held, report.fillId, report.quantity, report.price, report.atMs);
+        return;
+    }
+  }
+
+  #fill(
+    account: FollowerAccount,
+    held: HeldOrder,
+    fillId: string,
+    quantity: Decimal,
+    price: Decimal,
+    atMs: number,
+  ): void {
+    if (held.fillIds.has(fillId)) return;
+    const { row } = held;
+    const filled = add(storedDecimal(row.filled_quantity), quantity);
+    const whole = compare(filled, storedDecimal(row.quantity)) >= 0;
+    held.row = {
+      ...row,
+      filled_quantity: formatDecimal(filled),
+      filled_notional: formatDecimal(add(storedDecimal(row.filled_notional), mul(quantity, price))),
+    };
+    if (!this.#apply(account, held, whole ? "filled" : "partiallyFilled", null)) {
+      held.row = row;
+      return;
+    }
+    held.fillIds.add(fillId);
+    this.#writes.fills.push({
+      orderKey: row.idempotency_key,
+      account_id: account.id,
+      strategy_id: row.strategy_id,
+      symbol: row.symbol,
+      side: row.side,
+      quantity: formatDecimal(quantity),
+      price: formatDecimal(price),
+      broker_fill_id: fillId,
+      filled_at: atMs,
+    });
+    const key = positionKey(row.strategy_id, row.symbol);
+    const before = account.positions.get(key);
+    const after = applyFill(before?.position ?? FLAT, row.side, quantity, price, ONE).position;
+    const position = {
+      strategyId: row.strategy_id,
+      symbol: row.symbol,
+      symbolType: row.symbol_type,
+      position: after,
+      openedAt: before && !isZero(before.position.quantity) ? before.openedAt : atMs,
+    };
+    if (isZero(after.quantity)) account.positions.delete(key);
+    else account.positions.set(key, position);
+    this.#writes.positions.set(`${account.id}|${key}`, { accountId: account.id, held: position });
+    if (account.flatWanted.has(flatKey(row.setup_id ?? -1, row.symbol)) && row.setup_id !== null)
+      this.#closeUncovered(account, row.setup_id, row.strategy_id, row.symbol);
+  }
+
+  #onAccountReport(account: FollowerAccount, report: AccountReport): void {
+    switch (report.kind) {
+      case "delinked":
+        account.linked = false;
+        this.#writes.accounts.set(account.id, { ...this.#writes.accounts.get(account.id), linked: false });
+        this.#disable(account, `The broker delinked the account: ${report.reason}`);
+        return;
+      case "restricted":
+        this.#disable(account, `The broker restricted the account: ${report.reason}`);
+        return;
+      case "externalExecution":
+        for (const setup of account.setups.values()) {
+          this.#writes.setups.set(setup.id, {
+            ...this.#writes.setups.get(setup.id),
+            syncEnabled: false,
+            syncDisabledReason: `An order the service did not send executed in the account (${report.side} ${formatDecimal(report.quantity)} ${report.symbol})`,
+          });
+        }
+        return;
+      case "value":
+        account.value = report.value.netLiquidation;
+        this.#writes.accounts.set(account.id, {
+          ...this.#writes.accounts.get(account.id),
+          value: { netLiquidation: formatDecimal(report.value.netLiquidation), atMs: report.value.atMs },
+        });
+        return;
+    }
+  }
+
+  /** Autotrade disabled on every setup of the account, with the reason (API.md States). */
+  #disable(account: FollowerAccount, reason: string): void {
+    for (const setup of [...account.setups.values()]) {
+      account.setups.set(setup.id, { ...setup, enabled: false });
+      this.#writes.setups.set(setup.id, {
+        ...this.#writes.setups.get(setup.id),
+        enabled: false,
+        disabledReason: reason,
+      });
+    }
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#flushing !== null || isEmptyDeskWrites(this.#writes)) return;
+    this.#scheduled = true;
+    setImmediate(() => {
+      this.#scheduled = false;
+      this.#flushing = this.#flush().finally(() => {
+        this.#flushing = null;
+        this.#schedule();
+      });
+    });
+  }
+
+  async #flush(): Promise<void> {
+    const writes = this.#writes;
+    this.#writes = noDeskWrites();
+    if (isEmptyDeskWrites(writes)) return;
+    try {
+      await transaction(this.storage, (tx) => writeDesk(tx, writes, this.clock.nowMs()));
+    } catch (error) {
+      this.logger.error({ err: error }, "writing autotrade changes failed; they are tried again");
+      this.#writes = mergeDeskWrites(writes, this.#writes);
+      await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+      return;
+    }
+    // What the desk made is durable now: it goes to the broker.
+    for (const row of writes.made.values()) {
+      const account = this.#accounts.get(row.account_id);
+      const held = account?.orders.get(row.idempotency_key);
+      if (!account || !held) continue;
+      held.stored = true;
+      this.#send(account, held);
+    }
+  }
+}
+
+/** Writes that failed, ahead of those made since (later images of a row win). */
+function mergeDeskWrites(first: DeskWrites, later: DeskWrites): DeskWrites {
+  const merged = noDeskWrites();
+  for (const w of [first, later]) {
+    for (const [k, v] of w.made) merged.made.set(k, v);
+    for (const [k, v] of w.moved) merged.moved.set(k, v);
+    merged.fills.push(...w.fills);
+    for (const [k, v] of w.positions) merged.positions.set(k, v);
+    for (const [k, v] of w.setups) merged.setups.set(k, { ...merged.setups.get(k), ...v });
+    for (const [k, v] of w.accounts) merged.accounts.set(k, { ...merged.accounts.get(k), ...v });
+    merged.endSubscriptions.push(...w.endSubscriptions);
+  }
+  return merged;
+}
