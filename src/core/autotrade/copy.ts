@@ -128,7 +128,8 @@ export function copyDecision(input: CopyInput): CopyDecision {
     const sameWay = (long ? sign(input.followerHeld) > 0 : sign(input.followerHeld) < 0)
       ? abs(input.followerHeld)
       : ZERO;
-    const room = larger(sub(maximum, sameWay), ZERO);
+    // The room left, in whole units: a holding off the unit grid leaves less, never a part unit.
+    const room = wholeUnits(larger(sub(maximum, sameWay), ZERO), unit);
     if (isZero(room)) return skip("at_maximum", "The position is at the setup's maximum");
     quantity = smaller(quantity, room);
   }
