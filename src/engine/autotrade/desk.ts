@@ -46,7 +46,7 @@ import {
  * in batches, one transaction each.
  */
 export interface BrokerPorts {
-  port(brokerId: number): BrokerPort | undefined;
+  get(brokerId: number): BrokerPort | undefined;
   all(): readonly BrokerPort[];
 }
 
@@ -399,7 +399,7 @@ export class AutotradeDesk implements SetupListener {
       return;
     }
     if (!this.#apply(account, held, "cancelRequested", null)) return;
-    const port = this.ports.port(account.brokerId);
+    const port = this.ports.get(account.brokerId);
     if (!port) return;
     this.#queue(account, async () => {
       try {
@@ -415,7 +415,7 @@ export class AutotradeDesk implements SetupListener {
   /** Sends an order to its broker, after the account's earlier placements. */
   #send(account: FollowerAccount, held: HeldOrder): void {
     if (held.asking || !held.stored || held.row.awaiting_confirmation === 1 || held.row.status !== "PendingNew") return;
-    const port = this.ports.port(account.brokerId);
+    const port = this.ports.get(account.brokerId);
     if (!port) return;
     held.asking = true;
     const { row } = held;
