@@ -6,7 +6,9 @@ import type { OrderStatus } from "../orders/status.js";
  * (src/core/orders/status.ts), whose simulator answers at once. A broker
  * answers later, so a cancel or a replace is first a request (PendingCancel,
  * PendingReplace) the broker may refuse: the order then goes back to where it
- * was (the prior status, kept beside the status). Fills may arrive while a
+ * was (the prior status, kept beside the status). A replace the broker makes
+ * amends the order in place (its key stays; the broker may give it a new
+ * id), so the order works on at its new price. Fills may arrive while a
  * cancel or replace is pending. Statuses are the API's OrderStatus names, so
  * account orders read as orders (GetAutotradeActiveOrders).
  */
@@ -27,7 +29,7 @@ export type BrokerOrderEvent =
   | "replaceRequested"
   /** The broker refused the replace: the order works as before, at its old price. */
   | "replaceRejected"
-  /** The broker replaced the order: this one ends, its successor works. */
+  /** The broker amended the order's price: it works on, under the same key, at the new price. */
   | "replaced"
   | "expired";
 
@@ -80,7 +82,7 @@ export function brokerTransition(state: BrokerOrderState, event: BrokerOrderEven
     if (event === "expired") return to("Expired");
     if (status === "PendingCancel" && event === "cancelRejected") return to(back);
     if (status === "PendingReplace" && event === "replaceRejected") return to(back);
-    if (status === "PendingReplace" && event === "replaced") return to("Replaced");
+    if (status === "PendingReplace" && event === "replaced") return to(back);
     // The broker took an order the service had already asked to cancel: the cancel still stands.
     if (event === "acknowledged" && prior === "PendingNew") return to(status, "Working");
     return refused();
@@ -94,13 +96,7 @@ export function brokerTransition(state: BrokerOrderState, event: BrokerOrderEven
 }
 
 /** Orders no event moves any more. */
-export const BROKER_TERMINAL: ReadonlySet<OrderStatus> = new Set([
-  "Filled",
-  "Canceled",
-  "Replaced",
-  "Rejected",
-  "Expired",
-]);
+export const BROKER_TERMINAL: ReadonlySet<OrderStatus> = new Set(["Filled", "Canceled", "Rejected", "Expired"]);
 
 /** Whether the order still holds (or may still hold) quantity at the broker. */
 export const isOpenAtBroker = (status: OrderStatus): boolean => !BROKER_TERMINAL.has(status);

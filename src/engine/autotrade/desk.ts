@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { type BrokerOrderEvent, brokerTransition } from "../../core/autotrade/broker-order.js";
+import { BROKER_TERMINAL, type BrokerOrderEvent, brokerTransition } from "../../core/autotrade/broker-order.js";
 import type { ControllableClock } from "../../core/clock.js";
 import {
   abs,
@@ -471,9 +471,7 @@ export class AutotradeDesk implements SetupListener {
       return false;
     }
     const now = this.clock.nowMs();
-    const ended =
-      moved.state.status !== row.status &&
-      ["Filled", "Canceled", "Replaced", "Rejected", "Expired"].includes(moved.state.status);
+    const ended = moved.state.status !== row.status && BROKER_TERMINAL.has(moved.state.status);
     held.row = {
       ...row,
       status: moved.state.status,
@@ -530,6 +528,12 @@ export class AutotradeDesk implements SetupListener {
         this.#apply(account, held, "replaceRejected", report.reason);
         return;
       case "replaced":
+        held.row = {
+          ...held.row,
+          broker_order_id: report.newBrokerOrderId,
+          limit_price: report.limit === null ? null : formatDecimal(report.limit),
+          stop_price: report.stop === null ? null : formatDecimal(report.stop),
+        };
         this.#apply(account, held, "replaced", null);
         return;
       case "expired":
