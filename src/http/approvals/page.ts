@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
 import { Refusal } from "../../core/errors.js";
 import { switchOn } from "../../services/autotrade-approval-switch.js";
 import { approvalPage, approvalPath, approveApproval, declineApproval } from "../../services/autotrade-approvals.js";
@@ -39,13 +39,16 @@ export function registerApprovalPage(app: FastifyInstance, runtime: Runtime): Fa
     return html(reply, 200, approvalHtml(page, approvalPath(token)));
   });
 
-  const action = (name: string, act: (token: string, fields: URLSearchParams) => Promise<void>) =>
+  const action = (
+    name: string,
+    act: (token: string, fields: URLSearchParams, log: FastifyBaseLogger) => Promise<void>,
+  ) =>
     app.post<{ Params: { token: string } }>(`/Approvals/:token/${name}`, async (request, reply) => {
       const { token } = request.params;
       if (!TOKEN.test(token)) return html(reply, 404, notFoundHtml());
       const fields = new URLSearchParams(typeof request.body === "string" ? request.body : "");
       try {
-        await act(token, fields);
+        await act(token, fields, request.log);
       } catch (error) {
         if (!(error instanceof Refusal)) throw error;
         const page = await approvalPage(runtime, token);
@@ -59,15 +62,18 @@ export function registerApprovalPage(app: FastifyInstance, runtime: Runtime): Fa
       return reply.code(303).header("Location", approvalPath(token)).header("Cache-Control", "no-store").send();
     });
 
-  action("approve", async (token, fields) => {
+  action("approve", async (token, fields, log) => {
     const approved = await approveApproval(
       runtime,
       token,
       fields.get("form_token") ?? "",
       fields.get("consent") === "yes",
     );
-    // Approved and committed: trading is switched on now; if this fails the scheduler's next pass does it.
-    if (approved !== null) await switchOn(runtime, approved);
+    if (approved === null) return;
+    // The approval has committed: should switching on fail here, the page shows Processing and the scheduler retries.
+    await switchOn(runtime, approved).catch((error: unknown) =>
+      log.error({ err: error, approvalId: approved }, "switching on an approved request failed; the scheduler retries"),
+    );
   });
   action("decline", (token, fields) => declineApproval(runtime, token, fields.get("form_token") ?? ""));
   return app;
