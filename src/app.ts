@@ -4,12 +4,14 @@ import type { Logger } from "pino";
 import type { RateLimitConfig } from "./config.js";
 import { POLL_INTERVAL_MS } from "./core/checkout.js";
 import { ControllableClock } from "./core/clock.js";
+import { ApprovalScheduler } from "./engine/approvals.js";
 import { Biller } from "./engine/biller.js";
 import { FillLoop } from "./engine/fill-loop.js";
 import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
 import { recordsConsumer } from "./engine/outbox/records.js";
 import { OutboxRunner } from "./engine/outbox/runner.js";
+import { registerApprovalPage } from "./http/approvals/page.js";
 import { registerCheckoutPage } from "./http/checkout/page.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
@@ -61,6 +63,8 @@ export interface AppOptions {
   readonly payments?: PaymentProvider;
   /** How often the recurring biller runs a pass, real milliseconds (default a minute; 0: only when driven). */
   readonly billingIntervalMs?: number;
+  /** How often the approvals scheduler runs a pass, real milliseconds (default a minute; 0: only when driven). */
+  readonly approvalsIntervalMs?: number;
 }
 
 export interface App {
@@ -74,6 +78,7 @@ export interface App {
   /** The payment provider the checkout's first charges (and the biller's renewals) ask. */
   readonly payments: PaymentProvider;
   readonly biller: Biller;
+  readonly approvals: ApprovalScheduler;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -121,10 +126,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     intervalMs: options.billingIntervalMs ?? 60_000,
   });
   biller.start();
+  const approvals = new ApprovalScheduler(runtime, logger.child({ component: "approvals" }), {
+    intervalMs: options.approvalsIntervalMs ?? 60_000,
+  });
+  approvals.start();
   const v4 = {
     probes,
     payments,
     biller,
+    approvals,
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, options.systemNow),
     fillLoop,
     runtime,
@@ -137,7 +147,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     timeouts: options.timeouts,
   };
   const servers = {
-    WL: await buildV4Server("WL", v4),
+    WL: registerApprovalPage(await buildV4Server("WL", v4), runtime),
     GEN: registerCheckoutPage(await buildV4Server("GEN", v4), { runtime, payments }),
     GEO: await buildV4Server("GEO", v4),
     LEGACY: await buildLegacyServer({
@@ -158,9 +168,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     bootstrap,
     payments,
     biller,
+    approvals,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await biller.stop();
+      await approvals.stop();
       await fillLoop.stop();
       await outbox.stop();
       await frame.close();

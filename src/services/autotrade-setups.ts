@@ -1,4 +1,5 @@
 import type { Selectable } from "kysely";
+import { APPROVAL_DETAILS, PENDING_APPROVAL_STATUSES } from "../core/autotrade/approvals.js";
 import {
   type StartAutotradeFields,
   SYNC_MARKETS,
@@ -10,6 +11,7 @@ import { type Decimal, formatDecimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { AutotradeSetupsTable, BrokerAccountsTable } from "../store/schema.js";
 import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
+import { owesCompletion } from "./autotrade-approval-events.js";
 import type { Runtime } from "./runtime.js";
 
 /**
@@ -222,7 +224,8 @@ export async function requestStop(
 
 /**
  * Retires the pending approval requests of a customer's setup (a newer start,
- * or a stop, supersedes them: API.md States). Answers the ids retired.
+ * or a stop, supersedes them: API.md States), each owing its site the
+ * completion webhook. Answers the ids retired.
  */
 export async function supersedePendingApprovals(
   db: Tx,
@@ -232,12 +235,18 @@ export async function supersedePendingApprovals(
 ): Promise<number[]> {
   const rows = await db
     .updateTable("autotrade_approvals")
-    .set({ status: "Superseded", superseded_by: byApprovalId, updated_at: nowMs })
+    .set({
+      status: "Superseded",
+      status_detail: APPROVAL_DETAILS.Superseded,
+      superseded_by: byApprovalId,
+      updated_at: nowMs,
+    })
     .where("person_id", "=", target.personId)
     .where("strategy_id", "=", target.strategyId)
     .where("account_number", "=", target.account)
-    .where("status", "in", ["PendingCustomer", "Processing", "PendingBroker"])
-    .returning("id")
+    .where("status", "in", PENDING_APPROVAL_STATUSES)
+    .returningAll()
     .execute();
+  for (const row of rows) await owesCompletion(db, row, nowMs);
   return rows.map((row) => row.id);
 }

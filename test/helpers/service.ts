@@ -142,6 +142,7 @@ async function serviceOn(
     marketFeed: options.marketFeed,
     fillLoopTickMs: options.fillLoopTickMs ?? 0,
     billingIntervalMs: 0,
+    approvalsIntervalMs: 0,
     timeouts: options.timeouts,
   });
   return {

@@ -73,6 +73,8 @@ let publicStrategyOfA = 0;
 let marketStrategyOfB = 0;
 /** Person B's checkout of A's public strategy, made before the matrix runs. */
 let checkoutOfB = 0;
+/** Site A's autotrade approval request for person A, made before the matrix runs. */
+let approvalOfA = 0;
 const orderOfA = (extra: Record<string, unknown> = {}) => orderOf(() => strategyOfA, extra);
 const newCustomer = (extra: Record<string, unknown> = {}) => {
   signups += 1;
@@ -576,6 +578,41 @@ function whiteLabelCommerceCases(): Record<string, readonly Case[]> {
       },
       { name: "A's grant on the caller's own site", request: (p) => stopOfA(p), expect: onOwnSite(404) },
     ],
+    ...approvalCases(siteAOnly, onOwnSite(404)),
+  };
+}
+
+/** The WL autotrade approval flow: as white-label commerce, on person A's own strategy. */
+function approvalCases(siteAOnly: Case["expect"], onOwnSite: Case["expect"]): Record<string, readonly Case[]> {
+  const startForA = (p: Population, extra: Record<string, unknown> = {}) => ({
+    body: {
+      Account: "MATRIX-A",
+      PersonId: p.people.personA,
+      StrategyId: publicStrategyOfA,
+      BrokerId: 1,
+      ScalingPercentage: 100,
+      ...extra,
+    },
+  });
+  const start: readonly Case[] = [
+    { name: "for A on site A", request: (p) => startForA(p, { WhiteLabelSiteId: p.siteA }), expect: siteAOnly },
+    { name: "for A on the caller's own site", request: (p) => startForA(p), expect: onOwnSite },
+  ];
+  return {
+    "StartAutotrade on WL": start,
+    WhiteLabelStartAutotrade: start,
+    GetAutotradeApprovalStatus: [
+      {
+        name: "A's request on site A",
+        request: (p) => ({ query: { ApprovalRequestId: String(approvalOfA), WhiteLabelSiteId: String(p.siteA) } }),
+        expect: siteAOnly,
+      },
+      {
+        name: "A's request on the caller's own site",
+        request: () => ({ query: { ApprovalRequestId: String(approvalOfA) } }),
+        expect: onOwnSite,
+      },
+    ],
   };
 }
 
@@ -648,12 +685,25 @@ for (const backend of BACKENDS) {
         body: { StrategyId: publicStrategyOfA },
       });
       checkoutOfB = checkout.json.Results[0].IntentId;
+      const approval = await service.call("WL", "POST", "/Autotrade/StartAutotrade", {
+        key: population.keys.wlAdminA,
+        body: {
+          Account: "MATRIX-A-SETUP",
+          PersonId: population.people.personA,
+          StrategyId: publicStrategyOfA,
+          BrokerId: 1,
+          ScalingPercentage: 100,
+        },
+      });
+      assert.equal(approval.status, 200, approval.text);
+      approvalOfA = approval.json.Results[0].ApprovalRequestId;
     });
     after(() => service.close());
 
     for (const operation of OPERATIONS) {
       test(`${operation.id}`, async () => {
-        const cases = CASES[operation.id];
+        // An operation whose rules differ per server (StartAutotrade: WL asks the customer) has cases per server set.
+        const cases = CASES[`${operation.id} on ${operation.servers.join(" ")}`] ?? CASES[operation.id];
         assert.ok(cases, `the permission matrix has no cases for ${operation.id}`);
         for (const server of operation.servers) {
           for (const testCase of cases) {

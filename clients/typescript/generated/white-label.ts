@@ -800,6 +800,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Autotrade/StartAutotrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Asks a customer of the site to approve an autotrade setup (new, or a modification of the live one): nothing starts until the customer approves at ApprovalUrl. The customer's older pending requests for the same account and strategy are superseded. Poll GetAutotradeApprovalStatus; a completion webhook is a courtesy signal. */
+        post: operations["StartAutotrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/WhiteLabelStartAutotrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The other white-label description's spelling of StartAutotrade, with the same body and answer. Asks a customer of the site to approve an autotrade setup (new, or a modification of the live one): nothing starts until the customer approves at ApprovalUrl. The customer's older pending requests for the same account and strategy are superseded. Poll GetAutotradeApprovalStatus; a completion webhook is a courtesy signal. */
+        post: operations["WhiteLabelStartAutotrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutotradeApprovalStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One autotrade approval request of the site: its Status (the source of truth), and ApprovalUrl while the customer has to act (PendingCustomer). */
+        get: operations["GetAutotradeApprovalStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -840,6 +891,35 @@ export interface components {
             /** @description 0 Autotrade, 1 BrokerTransmit */
             ConnectionType: number;
             AddedByPersonId: number;
+        };
+        AutotradeApprovalRequest: {
+            ApprovalRequestId: number;
+            /**
+             * @description The request's state; the transitions are in docs/decisions.md
+             * @enum {string}
+             */
+            Status: "PendingCustomer" | "Processing" | "PendingBroker" | "Completed" | "Failed" | "Expired" | "Superseded";
+            StatusDetail: string;
+            /** @description Only in PendingCustomer: the page's path on the white-label server, /Approvals/<token>, where the customer approves or declines; null otherwise */
+            ApprovalUrl: string | null;
+            /**
+             * Format: date-time
+             * @description PendingCustomer: when the request expires unless approved; PendingBroker: when it fails unless the account has reached the service; null otherwise
+             */
+            ExpiresAt: string | null;
+            PersonId: number;
+            Account: string;
+            BrokerId: number;
+            StrategyId: number;
+            WhiteLabelSiteId: number;
+            /** @description Once Completed: the autotrade setup started or modified */
+            SetupId: number | null;
+            /** @description Superseded by a newer request: its ApprovalRequestId */
+            SupersededBy: number | null;
+            /** Format: date-time */
+            CreatedAt: string;
+            /** Format: date-time */
+            LastModified: string;
         };
         AutotradePlans: {
             WhiteLabelSiteId: number;
@@ -4283,6 +4363,234 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    StartAutotrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-10042",
+                 *       "PersonId": 3,
+                 *       "StrategyId": 3,
+                 *       "BrokerId": 1,
+                 *       "ScalingPercentage": 50,
+                 *       "EnableStocks": true,
+                 *       "MaxStocksDollars": 25000,
+                 *       "AutoStopLossDollars": 1500,
+                 *       "WhiteLabelSiteId": 2
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The customer's account number at the broker */
+                    Account: string;
+                    /** @description The customer, of the site */
+                    PersonId: number;
+                    /** @description A strategy the customer follows or owns */
+                    StrategyId: number;
+                    /** @description int32 (GetBrokers) */
+                    BrokerId: number;
+                    /** @description Percent of the strategy's positions, above 0 and at most 1000 */
+                    ScalingPercentage: number | string;
+                    /** @description Default false */
+                    EnableFutures?: boolean;
+                    /** @description Contracts per position */
+                    MaxFuturesContracts?: number;
+                    /** @description Default false */
+                    EnableForex?: boolean;
+                    /** @description Units per position; one unit = 1000 currency units */
+                    MaxForexUnits?: number;
+                    /** @description Default false */
+                    EnableStocks?: boolean;
+                    /** @description Whole dollars per position */
+                    MaxStocksDollars?: number;
+                    /** @description Default false */
+                    EnableOptions?: boolean;
+                    /** @description Default false */
+                    EnableOptionsShorting?: boolean;
+                    /** @description Contracts per position */
+                    MaxOptionsContracts?: number;
+                    /** @description New setups only: refused when the account already autotrades the strategy */
+                    DoNotJoinOpenPositions?: boolean;
+                    /** @description Dollars of loss per position that close it */
+                    AutoStopLossDollars?: number;
+                    /** @description Needed only by some brokers */
+                    BrokerUsername?: string;
+                    /** @description Service admin keys only: the site to act on */
+                    WhiteLabelSiteId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeApprovalRequest"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    WhiteLabelStartAutotrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-10042",
+                 *       "PersonId": 3,
+                 *       "StrategyId": 3,
+                 *       "BrokerId": 1,
+                 *       "ScalingPercentage": 75,
+                 *       "EnableStocks": true,
+                 *       "MaxStocksDollars": 25000,
+                 *       "AutoStopLossDollars": 1500,
+                 *       "WhiteLabelSiteId": 2
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The customer's account number at the broker */
+                    Account: string;
+                    /** @description The customer, of the site */
+                    PersonId: number;
+                    /** @description A strategy the customer follows or owns */
+                    StrategyId: number;
+                    /** @description int32 (GetBrokers) */
+                    BrokerId: number;
+                    /** @description Percent of the strategy's positions, above 0 and at most 1000 */
+                    ScalingPercentage: number | string;
+                    /** @description Default false */
+                    EnableFutures?: boolean;
+                    /** @description Contracts per position */
+                    MaxFuturesContracts?: number;
+                    /** @description Default false */
+                    EnableForex?: boolean;
+                    /** @description Units per position; one unit = 1000 currency units */
+                    MaxForexUnits?: number;
+                    /** @description Default false */
+                    EnableStocks?: boolean;
+                    /** @description Whole dollars per position */
+                    MaxStocksDollars?: number;
+                    /** @description Default false */
+                    EnableOptions?: boolean;
+                    /** @description Default false */
+                    EnableOptionsShorting?: boolean;
+                    /** @description Contracts per position */
+                    MaxOptionsContracts?: number;
+                    /** @description New setups only: refused when the account already autotrades the strategy */
+                    DoNotJoinOpenPositions?: boolean;
+                    /** @description Dollars of loss per position that close it */
+                    AutoStopLossDollars?: number;
+                    /** @description Needed only by some brokers */
+                    BrokerUsername?: string;
+                    /** @description Service admin keys only: the site to act on */
+                    WhiteLabelSiteId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeApprovalRequest"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradeApprovalStatus: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                ApprovalRequestId: number;
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeApprovalRequest"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -1,5 +1,6 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Permission } from "../../core/access.js";
+import type { ApprovalScheduler } from "../../engine/approvals.js";
 import type { Biller } from "../../engine/biller.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
@@ -27,6 +28,8 @@ export interface OperationContext extends TradingContext {
   readonly checkoutPolls: PollGate;
   /** The recurring biller: the sandbox's clock moves run a pass before they answer. */
   readonly biller: Biller;
+  /** The approvals scheduler: the sandbox's clock moves run a pass before they answer. */
+  readonly approvals: ApprovalScheduler;
 }
 
 interface OperationBase<Input extends TObject> {

@@ -40,6 +40,7 @@ export const sandboxOperations = [
       const now = await applyClockSetting(ctx.storage, ctx.clock, setting);
       await ctx.fillLoop.catchUp();
       await ctx.biller.run();
+      await ctx.approvals.run();
       return [{ Now: now }];
     },
   }),
@@ -60,6 +61,7 @@ export const sandboxOperations = [
       const now = await applyClockSetting(ctx.storage, ctx.clock, ctx.clock.advancedBy(input.Seconds));
       await ctx.fillLoop.catchUp();
       await ctx.biller.run();
+      await ctx.approvals.run();
       return [{ Now: now }];
     },
   }),
