@@ -10,6 +10,7 @@ import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
 import { recordsConsumer } from "./engine/outbox/records.js";
 import { OutboxRunner } from "./engine/outbox/runner.js";
+import { WebhookDeliverer } from "./engine/webhooks/deliverer.js";
 import { registerCheckoutPage } from "./http/checkout/page.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
@@ -61,6 +62,8 @@ export interface AppOptions {
   readonly payments?: PaymentProvider;
   /** How often the recurring biller runs a pass, real milliseconds (default a minute; 0: only when driven). */
   readonly billingIntervalMs?: number;
+  /** How often the webhook deliverer runs a pass, real milliseconds (default 5 s; 0: only when driven). */
+  readonly webhookIntervalMs?: number;
 }
 
 export interface App {
@@ -74,6 +77,8 @@ export interface App {
   /** The payment provider the checkout's first charges (and the biller's renewals) ask. */
   readonly payments: PaymentProvider;
   readonly biller: Biller;
+  /** Sends the sites' webhook deliveries. */
+  readonly webhooks: WebhookDeliverer;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -121,10 +126,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     intervalMs: options.billingIntervalMs ?? 60_000,
   });
   biller.start();
+  const webhooks = new WebhookDeliverer({ storage, clock }, logger.child({ component: "webhooks" }), {
+    intervalMs: options.webhookIntervalMs ?? 5000,
+  });
+  webhooks.start();
   const v4 = {
     probes,
     payments,
     biller,
+    webhooks,
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, options.systemNow),
     fillLoop,
     runtime,
@@ -158,9 +168,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     bootstrap,
     payments,
     biller,
+    webhooks,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await biller.stop();
+      await webhooks.stop();
       await fillLoop.stop();
       await outbox.stop();
       await frame.close();

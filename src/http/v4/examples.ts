@@ -25,4 +25,6 @@ export const EXAMPLE = {
   symbol: "AAPL",
   /** A marketplace strategy of the service administrator's, in the site's resale catalog at 49 dollars a month. */
   resoldStrategyId: 3,
+  /** The endpoint RegisterWebhook's example registers on the site and UnregisterWebhook's removes. */
+  webhookUrl: "https://hooks.alpine.example.com/strategy-hub",
 } as const;

@@ -7,6 +7,7 @@ import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
 import type { Biller } from "../../engine/biller.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
+import type { WebhookDeliverer } from "../../engine/webhooks/deliverer.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
 import type { PaymentProvider } from "../../services/payments.js";
@@ -47,6 +48,7 @@ export interface V4Dependencies {
   readonly payments: PaymentProvider;
   readonly checkoutPolls: PollGate;
   readonly biller: Biller;
+  readonly webhooks: WebhookDeliverer;
 }
 
 declare module "fastify" {
@@ -211,6 +213,8 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         payments: deps.payments,
         checkoutPolls: deps.checkoutPolls,
         biller: deps.biller,
+        webhooks: deps.webhooks,
+        sandbox: deps.sandbox,
         ...deps.runtime,
       };
       // Private: answers are per key (site scoping), so shared caches must not keep them.

@@ -15,6 +15,7 @@ import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
 import { subscriptionOperations } from "./operations/subscriptions.js";
 import { symbolOperations } from "./operations/symbols.js";
+import { webhookOperations } from "./operations/webhooks.js";
 
 /** Every v4 operation. The three servers, their OpenAPI documents and the permission tests come from here. */
 export const OPERATIONS: readonly Operation[] = [
@@ -34,4 +35,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...simOperations,
   ...planOperations,
   ...siteCommerceOperations,
+  ...webhookOperations,
 ];
