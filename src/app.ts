@@ -11,6 +11,7 @@ import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
 import { recordsConsumer } from "./engine/outbox/records.js";
 import { OutboxRunner } from "./engine/outbox/runner.js";
+import { WebhookDeliverer } from "./engine/webhooks/deliverer.js";
 import { registerApprovalPage } from "./http/approvals/page.js";
 import { registerCheckoutPage } from "./http/checkout/page.js";
 import { cursorCodec } from "./http/cursor.js";
@@ -65,6 +66,8 @@ export interface AppOptions {
   readonly billingIntervalMs?: number;
   /** How often the approvals scheduler runs a pass, real milliseconds (default a minute; 0: only when driven). */
   readonly approvalsIntervalMs?: number;
+  /** How often the webhook deliverer runs a pass, real milliseconds (default 5 s; 0: only when driven). */
+  readonly webhookIntervalMs?: number;
 }
 
 export interface App {
@@ -79,6 +82,8 @@ export interface App {
   readonly payments: PaymentProvider;
   readonly biller: Biller;
   readonly approvals: ApprovalScheduler;
+  /** Sends the sites' webhook deliveries. */
+  readonly webhooks: WebhookDeliverer;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -130,11 +135,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     intervalMs: options.approvalsIntervalMs ?? 60_000,
   });
   approvals.start();
+  const webhooks = new WebhookDeliverer({ storage, clock }, logger.child({ component: "webhooks" }), {
+    intervalMs: options.webhookIntervalMs ?? 5000,
+  });
+  webhooks.start();
   const v4 = {
     probes,
     payments,
     biller,
     approvals,
+    webhooks,
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, options.systemNow),
     fillLoop,
     runtime,
@@ -169,10 +179,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     payments,
     biller,
     approvals,
+    webhooks,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await biller.stop();
       await approvals.stop();
+      await webhooks.stop();
       await fillLoop.stop();
       await outbox.stop();
       await frame.close();

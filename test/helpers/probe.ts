@@ -34,5 +34,6 @@ export function probeServer(
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, Date.now),
     biller: service.app.biller,
     approvals: service.app.approvals,
+    webhooks: service.app.webhooks,
   });
 }

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { sql } from "kysely";
+import type { Logger } from "pino";
 import { type App, createApp, type ServerName } from "../../src/app.js";
 import type { RateLimitConfig } from "../../src/config.js";
 import type { Role } from "../../src/core/access.js";
@@ -87,6 +88,8 @@ export interface TestServiceOptions {
   readonly fillLoopTickMs?: number;
   /** The servers' HTTP timeouts (the service's defaults unless given). */
   readonly timeouts?: HttpTimeouts;
+  /** Where the service logs; silent (or TEST_LOG_LEVEL) by default. */
+  readonly logger?: Logger;
 }
 
 export interface CallOptions {
@@ -133,7 +136,7 @@ async function serviceOn(
 ): Promise<TestService> {
   const app = await createApp({
     storage: fresh.storage,
-    logger: serviceLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
+    logger: options.logger ?? serviceLogger(process.env.TEST_LOG_LEVEL ?? "silent"),
     systemNow: options.systemNow ?? Date.now,
     sandbox: options.sandbox ?? true,
     rateLimit: options.rateLimit ?? { max: 100_000, windowSeconds: 60 },
@@ -143,6 +146,7 @@ async function serviceOn(
     fillLoopTickMs: options.fillLoopTickMs ?? 0,
     billingIntervalMs: 0,
     approvalsIntervalMs: 0,
+    webhookIntervalMs: 0,
     timeouts: options.timeouts,
   });
   return {

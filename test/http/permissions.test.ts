@@ -524,7 +524,39 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
     },
   ],
   ...whiteLabelCommerceCases(),
+  ...webhookCases(),
 };
+
+/**
+ * Webhook endpoints: site A's administrators and service admins (naming the site); another site's
+ * administrator naming site A is refused (403), and without naming it acts on its own site. Each
+ * registration is of a URL of its own; the removal is of a URL no site registered (404 to those who may).
+ */
+function webhookCases(): Record<string, readonly Case[]> {
+  let registrations = 0;
+  const url = () => `https://hooks.example.com/matrix/${++registrations}`;
+  return {
+    RegisterWebhook: [
+      {
+        name: "on site A",
+        request: (p) => ({ body: { Url: url(), WhiteLabelSiteId: p.siteA } }),
+        expect: only("admin", "wlAdminA"),
+      },
+      {
+        name: "on the caller's own site",
+        request: () => ({ body: { Url: url() } }),
+        expect: (who) => ({ expired: 401, admin: 400, wlAdminA: 200, wlAdminB: 200 })[who as string] ?? 403,
+      },
+    ],
+    UnregisterWebhook: [
+      {
+        name: "an unregistered URL on site A",
+        request: (p) => ({ query: { Url: "https://hooks.example.com/never", WhiteLabelSiteId: String(p.siteA) } }),
+        expect: (who) => ({ expired: 401, admin: 404, wlAdminA: 404 })[who as string] ?? 403,
+      },
+    ],
+  };
+}
 
 /**
  * White-label commerce: site A's administrators and service admins (naming the site) only; another

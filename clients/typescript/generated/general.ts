@@ -469,7 +469,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, and the subscription charges due by then are made, before the answer. */
+        /** Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, the subscription charges due by then are made, and the webhook deliveries due by then attempted, before the answer. */
         post: operations["SetClock"];
         delete?: never;
         options?: never;
@@ -486,7 +486,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, and the subscription charges due by then made, before the answer. */
+        /** Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, the subscription charges due by then made, and the webhook deliveries due by then attempted, before the answer. */
         post: operations["AdvanceClock"];
         delete?: never;
         options?: never;

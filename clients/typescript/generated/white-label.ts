@@ -554,7 +554,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, and the subscription charges due by then are made, before the answer. */
+        /** Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, the subscription charges due by then are made, and the webhook deliveries due by then attempted, before the answer. */
         post: operations["SetClock"];
         delete?: never;
         options?: never;
@@ -571,7 +571,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, and the subscription charges due by then made, before the answer. */
+        /** Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, the subscription charges due by then made, and the webhook deliveries due by then attempted, before the answer. */
         post: operations["AdvanceClock"];
         delete?: never;
         options?: never;
@@ -846,6 +846,24 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Webhooks/Register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Registers a URL the site's events are posted to (docs/webhooks.md) and answers its signing secret, this once. Registering a registered URL again rotates its secret: the old one signs nothing from then on, and deliveries still owed are signed with the new one. At most 10 endpoints per site. */
+        post: operations["RegisterWebhook"];
+        /** Removes the site's registration of a URL: no event is owed to it from then on, and deliveries still owed to it are dropped (one in flight may still arrive). */
+        delete: operations["UnregisterWebhook"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1653,6 +1671,30 @@ export interface components {
             TickSize: number;
             /** @description Futures: listed month codes (F=Jan ... Z=Dec) */
             ContractMonths: string | null;
+        };
+        WebhookRegistration: {
+            /** @description As registered, in canonical form (how DELETE finds it) */
+            Url: string;
+            WhiteLabelSiteId: number;
+            /** @description The signing secret of Webhook-Signature (docs/webhooks.md). Answered this once: keep it; registering the URL again rotates it */
+            Secret: string;
+            /**
+             * Format: date-time
+             * @description When the URL was registered (a rotation keeps it)
+             */
+            CreatedAt: string;
+            /** @description The URL was registered already and has a new secret */
+            IsSecretRotated: boolean;
+        };
+        WebhookUnregistration: {
+            Url: string;
+            WhiteLabelSiteId: number;
+            /** Format: date-time */
+            CreatedAt: string;
+            /** Format: date-time */
+            DeletedAt: string;
+            /** @description Deliveries still owed to the endpoint, now never sent */
+            CanceledDeliveries: number;
         };
         WhiteLabelSiteMember: {
             Id: number;
@@ -4591,6 +4633,103 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    RegisterWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Url": "https://hooks.alpine.example.com/strategy-hub",
+                 *       "WhiteLabelSiteId": 2
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The endpoint's absolute URL: https (http and hosts on the local network only in the sandbox), no user name, password or fragment */
+                    Url: string;
+                    /** @description Service admin keys only: the site to act on */
+                    WhiteLabelSiteId?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["WebhookRegistration"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    UnregisterWebhook: {
+        parameters: {
+            query: {
+                /** @example https://hooks.alpine.example.com/strategy-hub */
+                Url: string;
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["WebhookUnregistration"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

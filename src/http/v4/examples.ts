@@ -27,4 +27,6 @@ export const EXAMPLE = {
   resoldStrategyId: 3,
   /** The customer's autotrade approval request made by StartAutotrade's example (superseded by WhiteLabelStartAutotrade's). */
   approvalRequestId: 1,
+  /** The endpoint RegisterWebhook's example registers on the site and UnregisterWebhook's removes. */
+  webhookUrl: "https://hooks.alpine.example.com/strategy-hub",
 } as const;

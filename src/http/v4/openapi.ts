@@ -28,6 +28,7 @@ const TAGS: Readonly<Record<string, string>> = {
   Autotrade: "Simulated subscriptions and AutoTrading plans",
   Admin: "Service administrators: compliance review and the leaderboard",
   Sandbox: "Driving the service clock and market by hand (only while the sandbox is on)",
+  Webhooks: "A white-label site's webhook endpoints: where its events are posted, signed (docs/webhooks.md)",
 };
 
 /** The OpenAPI 3 document of one v4 server, generated from the operation table. */

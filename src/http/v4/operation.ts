@@ -4,6 +4,7 @@ import type { ApprovalScheduler } from "../../engine/approvals.js";
 import type { Biller } from "../../engine/biller.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
+import type { WebhookDeliverer } from "../../engine/webhooks/deliverer.js";
 import type { Principal } from "../../services/keys.js";
 import type { PaymentProvider } from "../../services/payments.js";
 import type { TradingContext } from "../../services/trading.js";
@@ -30,6 +31,10 @@ export interface OperationContext extends TradingContext {
   readonly biller: Biller;
   /** The approvals scheduler: the sandbox's clock moves run a pass before they answer. */
   readonly approvals: ApprovalScheduler;
+  /** The webhook deliverer: the sandbox's clock moves run a pass before they answer. */
+  readonly webhooks: WebhookDeliverer;
+  /** Whether the sandbox is on (webhook endpoints may then be http and local). */
+  readonly sandbox: boolean;
 }
 
 interface OperationBase<Input extends TObject> {

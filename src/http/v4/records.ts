@@ -794,3 +794,28 @@ export const PaymentOutcomeRecord = Type.Object(
   },
   { title: "PaymentOutcome" },
 );
+
+export const WebhookRegistrationRecord = Type.Object(
+  {
+    Url: Type.String({ description: "As registered, in canonical form (how DELETE finds it)" }),
+    WhiteLabelSiteId: Type.Integer(),
+    Secret: Type.String({
+      description:
+        "The signing secret of Webhook-Signature (docs/webhooks.md). Answered this once: keep it; registering the URL again rotates it",
+    }),
+    CreatedAt: DateTime({ description: "When the URL was registered (a rotation keeps it)" }),
+    IsSecretRotated: Type.Boolean({ description: "The URL was registered already and has a new secret" }),
+  },
+  { title: "WebhookRegistration" },
+);
+
+export const WebhookUnregistrationRecord = Type.Object(
+  {
+    Url: Type.String(),
+    WhiteLabelSiteId: Type.Integer(),
+    CreatedAt: DateTime(),
+    DeletedAt: DateTime(),
+    CanceledDeliveries: Type.Integer({ description: "Deliveries still owed to the endpoint, now never sent" }),
+  },
+  { title: "WebhookUnregistration" },
+);

@@ -8,6 +8,7 @@ import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
 import type { ApprovalScheduler } from "../../engine/approvals.js";
 import type { Biller } from "../../engine/biller.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
+import type { WebhookDeliverer } from "../../engine/webhooks/deliverer.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
 import type { PaymentProvider } from "../../services/payments.js";
@@ -49,6 +50,7 @@ export interface V4Dependencies {
   readonly checkoutPolls: PollGate;
   readonly biller: Biller;
   readonly approvals: ApprovalScheduler;
+  readonly webhooks: WebhookDeliverer;
 }
 
 declare module "fastify" {
@@ -214,6 +216,8 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         checkoutPolls: deps.checkoutPolls,
         biller: deps.biller,
         approvals: deps.approvals,
+        webhooks: deps.webhooks,
+        sandbox: deps.sandbox,
         ...deps.runtime,
       };
       // Private: answers are per key (site scoping), so shared caches must not keep them.

@@ -16,6 +16,7 @@ import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
 import { subscriptionOperations } from "./operations/subscriptions.js";
 import { symbolOperations } from "./operations/symbols.js";
+import { webhookOperations } from "./operations/webhooks.js";
 
 /** Every v4 operation. The three servers, their OpenAPI documents and the permission tests come from here. */
 export const OPERATIONS: readonly Operation[] = [
@@ -36,4 +37,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...planOperations,
   ...siteCommerceOperations,
   ...autotradeApprovalOperations,
+  ...webhookOperations,
 ];
