@@ -25,4 +25,7 @@ export const EXAMPLE = {
   symbol: "AAPL",
   /** A marketplace strategy of the service administrator's, in the site's resale catalog at 49 dollars a month. */
   resoldStrategyId: 3,
+  /** The customer's brokerage account at the simulated broker, autotrading the first strategy (the customer's own). */
+  autotradeAccount: "SIM-100200",
+  brokerId: 1,
 } as const;
