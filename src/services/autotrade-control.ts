@@ -1,7 +1,7 @@
 import { MAX_SCALING_PERCENTAGE } from "../core/autotrade/settings.js";
 import { compare, type Decimal, fromInteger, sign } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
-import { afterCommit, withTransaction } from "../store/transaction.js";
+import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
 import { LIVE_SETUP_STATUSES, personActedOn } from "./autotrade-reads.js";
 import { requestStop, type StartSetup, startSetup, supersedePendingApprovals } from "./autotrade-setups.js";
 import type { RequestContext } from "./runtime.js";
@@ -150,8 +150,8 @@ export const AUTOTRADE_STOPPED_NOTICE = "autotrade_stopped";
  * StopAutotrade on WL (4.3 rule 2): positions are always left open whatever
  * the request says, the setup's pending approval requests are retired, and
  * the customer is notified. A customer with only pending approvals (no
- * setup yet) is stopped all the same; with neither, 404. The customer is
- * notified only when the call changed something, so a repeat is silent.
+ * setup yet) is stopped all the same; with neither ever, 404. The customer
+ * is notified only when the call changed something, so a repeat is silent.
  */
 export async function stopWhiteLabelAutotrade(ctx: RequestContext, input: StopAutotrade): Promise<void> {
   await withTransaction(ctx, async (c) => {
@@ -168,7 +168,7 @@ export async function stopWhiteLabelAutotrade(ctx: RequestContext, input: StopAu
       .where("b.account_number", "=", input.account);
     if (input.brokerId !== null) setupQuery = setupQuery.where("s.broker_id", "=", input.brokerId);
     const setups = await setupQuery.execute();
-    if (setups.length === 0 && retired.length === 0) {
+    if (setups.length === 0 && retired.length === 0 && !(await approvalRequested(tx, input))) {
       throw refuse("NotFound", {
         field: "StrategyId",
         message: `Account ${input.account} does not autotrade strategy ${input.strategyId}`,
@@ -193,4 +193,16 @@ export async function stopWhiteLabelAutotrade(ctx: RequestContext, input: StopAu
       })
       .execute();
   });
+}
+
+/** Whether an approval request was ever made for the customer's account and strategy. */
+async function approvalRequested(tx: Tx, target: StopAutotrade): Promise<boolean> {
+  const row = await tx
+    .selectFrom("autotrade_approvals")
+    .select("id")
+    .where("person_id", "=", target.personId)
+    .where("strategy_id", "=", target.strategyId)
+    .where("account_number", "=", target.account)
+    .executeTakeFirst();
+  return row !== undefined;
 }
