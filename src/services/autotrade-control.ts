@@ -4,7 +4,7 @@ import { refuse } from "../core/errors.js";
 import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
 import { LIVE_SETUP_STATUSES, personActedOn } from "./autotrade-reads.js";
 import { requestStop, type StartSetup, startSetup, supersedePendingApprovals } from "./autotrade-setups.js";
-import type { RequestContext } from "./runtime.js";
+import type { RequestContext, Runtime } from "./runtime.js";
 import { follows } from "./subscriptions.js";
 
 /**
@@ -205,4 +205,50 @@ async function approvalRequested(tx: Tx, target: StopAutotrade): Promise<boolean
     .where("account_number", "=", target.account)
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * When a subscription has ended and the person no longer follows the
+ * strategy, their setups on it stop with it (their owner's own setups stay:
+ * an owner needs no subscription). A person whose setups would stop must say
+ * what becomes of the positions (API.md 4.6 rule 3): `leavePositionsOpen`
+ * undefined is refused on `field`, and the caller's transaction rolls back.
+ * A subscription whose access runs on (end of term) leaves them running.
+ */
+export async function stopAutotradingUnfollowed(
+  ctx: Runtime & { readonly tx: Tx },
+  target: { readonly personId: number; readonly strategyId: number },
+  leavePositionsOpen: boolean | undefined,
+  field: string,
+): Promise<number> {
+  if (await follows(ctx, target.strategyId, target.personId)) return 0;
+  const setups = await ctx.tx
+    .selectFrom("autotrade_setups as s")
+    .innerJoin("broker_accounts as b", "b.account_id", "s.account_id")
+    .innerJoin("strategies as st", "st.id", "s.strategy_id")
+    .select(["b.account_number", "s.broker_id"])
+    .where("s.person_id", "=", target.personId)
+    .where("s.strategy_id", "=", target.strategyId)
+    .where("s.status", "=", "active")
+    .whereRef("st.owner_person_id", "!=", "s.person_id")
+    .orderBy("s.id")
+    .execute();
+  if (setups.length === 0) return 0;
+  if (leavePositionsOpen === undefined) {
+    throw refuse("MissingValue", {
+      field,
+      message: `Person ${target.personId} autotrades strategy ${target.strategyId}: say whether its positions are left in place or closed`,
+    });
+  }
+  for (const setup of setups) {
+    await requestStop(ctx, {
+      personId: target.personId,
+      account: setup.account_number,
+      brokerId: setup.broker_id,
+      strategyId: target.strategyId,
+      leavePositionsOpen,
+      terminateSubscription: false,
+    });
+  }
+  return setups.length;
 }
