@@ -54,10 +54,6 @@ export interface StatisticsInput {
   readonly startingBenchmark?: Decimal | null;
   /** Annual risk-free rate (fraction) for Sharpe, Sortino, alpha and Treynor; default DEFAULT_RISK_FREE_RATE. */
   readonly riskFreeRate?: number;
-  /** Dollars of autotrade accounts following the strategy (zero until autotrade exists). */
-  readonly aum?: Decimal;
-  /** Number of those accounts (zero until autotrade exists). */
-  readonly aumNumberOfAccounts?: number;
 }
 
 export type ReturnLabel = "Cumulative" | "Annualized";
@@ -71,8 +67,6 @@ export interface StrategyStatistics {
   readonly totalReturn: number | null;
   /** Extra: the total return compounded to a year of 252 trading days. */
   readonly annualizedReturn: number | null;
-  readonly aum: Decimal;
-  readonly aumNumberOfAccounts: number;
   readonly profitFactor: number | null;
   readonly numTrades: number;
   readonly numWinners: number;
@@ -433,8 +427,6 @@ export function strategyStatistics(input: StatisticsInput): StrategyStatistics {
     returnLabel,
     totalReturn,
     annualizedReturn,
-    aum: input.aum ?? ZERO,
-    aumNumberOfAccounts: input.aumNumberOfAccounts ?? 0,
     ...tradeStatistics(input.closedTrades),
     numMonths: months.length,
     winMonthsInUI: months.length > 0 ? `${winMonths}/${months.length}` : null,

@@ -11,6 +11,7 @@ import { SECURITY_TYPES, type SecurityType, type SymbolType } from "../core/symb
 import { keyedReads } from "../store/keyed-reads.js";
 import { strategyRecordTotals } from "../store/strategy-records.js";
 import type { Tx } from "../store/transaction.js";
+import { type AutotradeFigures, autotradeFigures, figuresOf } from "./autotrade-aum.js";
 import { viewableStrategy } from "./closed-trades.js";
 import { planSeries } from "./equity.js";
 import { cachedRecord } from "./record-cache.js";
@@ -37,6 +38,8 @@ export interface StrategyDetails {
   readonly statistics: StrategyStatistics;
   /** The same object as long as the record's version holds, so what is made from it can be kept with it. */
   readonly record: StrategyRecord;
+  /** The accounts autotrading it now (AUM) and whether its owner is one of them; read at every request. */
+  readonly autotrade: AutotradeFigures;
 }
 
 /** What the record says at one version; its age, which grows with the clock, is left out. */
@@ -173,10 +176,11 @@ export async function strategyDetails(
 ): Promise<StrategyDetails> {
   // Read side by side (one round trip less on PostgreSQL); nothing kept is read before access is granted.
   const [strategy, version] = await Promise.all([viewableStrategy(ctx, strategyId), recordVersion(ctx, strategyId)]);
-  const [owner, record, account] = await Promise.all([
+  const [owner, record, account, autotrade] = await Promise.all([
     keyedReads(ctx.storage, ownerNames).read(dbOf(ctx), strategy.owner_person_id),
     strategyRecord(ctx, strategy, version),
     modelAccount(ctx, strategyId),
+    autotradeFigures(dbOf(ctx), [strategyId]),
   ]);
   const ownerName = owner ?? "";
   return {
@@ -185,5 +189,6 @@ export async function strategyDetails(
     account,
     statistics: { ...record.statistics, ageInDays: ageInDays(strategy.created_at, ctx.clock.nowMs()) },
     record,
+    autotrade: figuresOf(autotrade, strategyId),
   };
 }

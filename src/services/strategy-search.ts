@@ -1,4 +1,4 @@
-import type { Selectable } from "kysely";
+import { type Selectable, sql } from "kysely";
 import { type Caller, isServiceAdmin } from "../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import { type SecurityType, SYMBOL_TYPES } from "../core/symbols/instrument.js";
@@ -7,6 +7,7 @@ import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { StrategiesTable } from "../store/schema.js";
 import { TRADES_COLUMNS } from "../store/trading-state.js";
 import { type Tx, withTransaction } from "../store/transaction.js";
+import { autotradeFigures, figuresOf, ownerAutotrades } from "./autotrade-aum.js";
 import { dbOf, type RequestContext } from "./runtime.js";
 
 /**
@@ -14,7 +15,19 @@ import { dbOf, type RequestContext } from "./runtime.js";
  * strategies never appear to others: a caller sees the public ones, its own,
  * and (administrators) those of the people it administers.
  */
-export type StrategyListing = Selectable<StrategiesTable>;
+export type StrategyListing = Selectable<StrategiesTable> & {
+  /** Its owner autotrades it in their own brokerage account now (IsTradeOwnSystem). */
+  readonly tradesOwnSystem: boolean;
+};
+
+/** The strategies with whether their owners autotrade them. */
+async function withOwnTrading(db: Tx, rows: readonly Selectable<StrategiesTable>[]): Promise<StrategyListing[]> {
+  const figures = await autotradeFigures(
+    db,
+    rows.map((row) => row.id),
+  );
+  return rows.map((row) => ({ ...row, tradesOwnSystem: figuresOf(figures, row.id).tradesOwnSystem }));
+}
 
 const tradesColumn = (securityType: SecurityType) => TRADES_COLUMNS[SYMBOL_TYPES[securityType]];
 
@@ -64,9 +77,10 @@ export async function searchStrategies(
   if (filters.ownerPersonId !== undefined) query = query.where("st.owner_person_id", "=", filters.ownerPersonId);
   if (filters.whiteLabelSiteId !== undefined)
     query = query.where("st.white_label_site_id", "=", filters.whiteLabelSiteId);
-  // No strategy trades its owner's own account until autotrade exists: asking for them finds none.
-  if (filters.isTradeOwnSystem === true) query = query.where("st.id", "<", 0);
-  return fetchPage(query, ["st.id"], (row) => [row.id], page);
+  if (filters.isTradeOwnSystem !== undefined)
+    query = query.where(filters.isTradeOwnSystem ? ownerAutotrades : sql<boolean>`not ${ownerAutotrades}`);
+  const found = await fetchPage(query, ["st.id"], (row) => [row.id], page);
+  return { ...found, items: await withOwnTrading(dbOf(ctx), found.items) };
 }
 
 /** GetLeaderBoard: the curated strategies in rank order, those visible to the caller, of the security type. */
@@ -75,7 +89,7 @@ export async function leaderboard(ctx: RequestContext, securityType?: SecurityTy
     .innerJoin("leaderboard as lb", "lb.strategy_id", "st.id")
     .where("st.is_alive", "=", 1);
   if (securityType) query = query.where(`st.${tradesColumn(securityType)}`, "=", 1);
-  return query.orderBy("lb.rank").execute();
+  return withOwnTrading(dbOf(ctx), await query.orderBy("lb.rank").execute());
 }
 
 /**

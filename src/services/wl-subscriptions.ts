@@ -5,6 +5,7 @@ import { refuse } from "../core/errors.js";
 import { covers, houseAccount } from "../core/ledger.js";
 import { centsOfText, dollarsOf } from "../core/money.js";
 import { type Tx, withTransaction } from "../store/transaction.js";
+import { stopAutotradingUnfollowed } from "./autotrade-control.js";
 import { chargeHouses } from "./charges.js";
 import { balances, lockAccounts } from "./ledger.js";
 import type { RequestContext } from "./runtime.js";
@@ -280,7 +281,11 @@ export interface WhiteLabelStop {
   readonly personId: number;
   readonly strategyId: number;
   readonly mode: StopMode;
+  /** What becomes of an autotrading customer's positions; required when the stop ends access now. */
+  readonly autotradePositions?: AutotradePositions | undefined;
 }
+
+export type AutotradePositions = "LeaveInPlace" | "AttemptToClose";
 
 export interface StoppedSubscription {
   readonly lane: Lane;
@@ -290,7 +295,10 @@ export interface StoppedSubscription {
 /**
  * EndOfTerm: billing stops and access runs to the end of what was paid or
  * granted (a grant's end is confirmed as it is); repeating changes nothing.
- * Immediate: ends now, the rest of the term forfeited.
+ * Immediate: ends now, the rest of the term forfeited. A stop that ends
+ * access now also stops the customer's autotrading of the strategy, leaving
+ * its positions in place or closing them as AutotradePositions says; without
+ * it such a stop is refused (API.md 4.6 rule 3).
  */
 export async function stopWhiteLabelSubscription(
   ctx: RequestContext,
@@ -323,6 +331,12 @@ export async function stopWhiteLabelSubscription(
       await endSubscription(tx, row.id, end, now, "stopped");
       await tx.updateTable("subscriptions").set({ cancel_pending: 1 }).where("id", "=", row.id).execute();
     }
+    await stopAutotradingUnfollowed(
+      inTx,
+      input,
+      input.autotradePositions === undefined ? undefined : input.autotradePositions === "LeaveInPlace",
+      "AutotradePositions",
+    );
     return {
       lane,
       row: await tx.selectFrom("subscriptions").selectAll().where("id", "=", row.id).executeTakeFirstOrThrow(),

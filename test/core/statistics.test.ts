@@ -249,14 +249,12 @@ test("trades: counts, win rate, sums and averages, profit factor, duration", () 
   close(s.avgTradeDuration, 1, "(2 + 0.5 + 1 + 0.5) / 4 days");
 });
 
-test("age, latest trade, AUM", () => {
+test("age, latest trade", () => {
   const s = strategyStatistics(EXAMPLE);
   assert.equal(s.ageInDays, 5, "5 days 7 hours");
   assert.equal(s.latestTrade, "2026-02-03T14:30:00.000Z");
-  assert.equal(s.aum, ZERO);
-  assert.equal(s.aumNumberOfAccounts, 0);
-  const later = strategyStatistics({ ...EXAMPLE, aum: d("25000.5"), aumNumberOfAccounts: 3, latestTradeAtMs: null });
-  assert.deepEqual([fmt(later.aum), later.aumNumberOfAccounts, later.latestTrade], ["25000.5", 3, null]);
+  const later = strategyStatistics({ ...EXAMPLE, latestTradeAtMs: null });
+  assert.equal(later.latestTrade, null);
   assert.equal(strategyStatistics(base({ nowMs: at("2026-01-28T00:00:00Z") })).ageInDays, 0, "never negative");
 });
 

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { decimal } from "../../src/core/decimal.js";
 import { EXAMPLE } from "../../src/http/v4/examples.js";
+import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { fundHouseAccount, setStrategyPrice } from "../../src/services/commerce-admin.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
@@ -111,4 +113,28 @@ export async function buildExampleService(service: TestService): Promise<void> {
     IdempotencyKey: "resale-2026-03-ben-macro",
     ...onSite,
   });
+
+  // Autotrade: the customer's brokerage account, following the customer's own strategy.
+  await insertBrokerAccount(
+    service.storage.db,
+    {
+      personId: customer.personId,
+      brokerId: EXAMPLE.brokerId,
+      account: EXAMPLE.autotradeAccount,
+      cash: decimal("100000"),
+      paper: false,
+    },
+    runtime.clock.nowMs(),
+  );
+  const started = await service.call("GEN", "POST", "/Autotrade/StartAutotrade", {
+    body: {
+      Account: EXAMPLE.autotradeAccount,
+      PersonId: customer.personId,
+      StrategyId: EXAMPLE.strategyId,
+      BrokerId: EXAMPLE.brokerId,
+      ScalingPercentage: 100,
+      EnableStocks: true,
+    },
+  });
+  assert.equal(started.status, 200, started.text);
 }

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { decimal } from "../../src/core/decimal.js";
 import { pathOf, type V4Server } from "../../src/http/v4/operation.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
+import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { setStrategyPrice } from "../../src/services/commerce-admin.js";
 import {
   BACKENDS,
@@ -525,6 +527,7 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ],
   ...whiteLabelCommerceCases(),
   ...webhookCases(),
+  ...autotradeSetupCases(),
 };
 
 /**
@@ -648,6 +651,66 @@ function approvalCases(siteAOnly: Case["expect"], onOwnSite: Case["expect"]): Re
   };
 }
 
+/** Person A's brokerage account, autotrading A's public strategy (A holds a grant of it). */
+const AUTOTRADE_ACCOUNT_OF_A = "MATRIX-A";
+const autotradeStartOfA = (p: Population) => ({
+  body: {
+    Account: AUTOTRADE_ACCOUNT_OF_A,
+    PersonId: p.people.personA,
+    StrategyId: publicStrategyOfA,
+    BrokerId: 1,
+    ScalingPercentage: 100,
+  },
+});
+
+/**
+ * Autotrade setups: a person's setups are the person's and their administrators'; GetAutotraders
+ * answers every caller, bounded by what each may see; GetBrokers is for every key.
+ */
+function autotradeSetupCases(): Record<string, readonly Case[]> {
+  const ofA = only("admin", "wlAdminA", "geoAdmin", "personA");
+  const personA = (p: Population) => p.people.personA;
+  const queryOfA = (p: Population, extra: Record<string, string> = {}) => ({
+    query: { PersonId: String(personA(p)), ...extra },
+  });
+  return {
+    GetBrokers: [
+      { name: "every broker", request: () => ({ query: { IncludeDisabled: "true" } }), expect: everyoneWithAValidKey },
+    ],
+    StartAutotrade: [
+      {
+        name: "A's account on A's public strategy",
+        request: (p) => autotradeStartOfA(p),
+        expect: ofA,
+      },
+    ],
+    GetAutotradeSettings: [{ name: "person A's", request: (p) => queryOfA(p), expect: ofA }],
+    SetAutotradeSettings: [
+      {
+        name: "person A's account",
+        request: (p) => ({ body: { PersonId: personA(p), Account: AUTOTRADE_ACCOUNT_OF_A, IsAutotradeEnabled: true } }),
+        expect: ofA,
+      },
+    ],
+    GetAutotradedStrategies: [{ name: "person A's", request: (p) => queryOfA(p), expect: ofA }],
+    GetAutotraders: [
+      {
+        name: "of A's public strategy",
+        request: () => ({ query: { StrategyId: String(publicStrategyOfA) } }),
+        expect: everyoneWithAValidKey,
+      },
+    ],
+    StopAutotrade: [
+      {
+        name: "A's setup",
+        request: (p) =>
+          queryOfA(p, { Account: AUTOTRADE_ACCOUNT_OF_A, StrategyId: String(publicStrategyOfA), BrokerId: "1" }),
+        expect: ofA,
+      },
+    ],
+  };
+}
+
 /** The private data each caller may see: its own, and that of the people it administers. */
 const VISIBLE: Readonly<Record<PopulationRole, readonly PopulationRole[]>> = {
   admin: ROLES,
@@ -729,6 +792,21 @@ for (const backend of BACKENDS) {
       });
       assert.equal(approval.status, 200, approval.text);
       approvalOfA = approval.json.Results[0].ApprovalRequestId;
+      await insertBrokerAccount(
+        service.storage.db,
+        {
+          personId: population.people.personA,
+          brokerId: 1,
+          account: AUTOTRADE_ACCOUNT_OF_A,
+          cash: decimal("50000"),
+          paper: false,
+        },
+        service.app.runtime.clock.nowMs(),
+      );
+      const autotraded = await service.call("GEN", "POST", "/Autotrade/StartAutotrade", {
+        body: autotradeStartOfA(population).body,
+      });
+      assert.equal(autotraded.status, 200, autotraded.text);
     });
     after(() => service.close());
 

@@ -579,6 +579,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Autotrade/GetBrokers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The brokers the service autotrades through, enabled ones only unless IncludeDisabled. */
+        get: operations["GetBrokers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/StartAutotrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Starts autotrading the strategy in the person's brokerage account, or modifies the live setup (DoNotJoinOpenPositions only on a new one). The person must follow the strategy with a live subscription or own it. The person and their administrators. Answers a bare true. */
+        post: operations["StartAutotrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutotradeSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The person's live autotrade setups (of one account if named) with every setting, oldest first; a stop requested and not yet applied shows as disabled with the reason Stop requested. The person and their administrators. */
+        get: operations["GetAutotradeSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/SetAutotradeSettings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Sets the enablement flags of the live setups of the person's account (every account when none is named; BrokerId narrows). Enabling clears the disabled reason. PersonId defaults to the caller. The person and their administrators. */
+        put: operations["SetAutotradeSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutotradedStrategies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The strategies the person autotrades (live setups, of one account if named), oldest first. The person and their administrators. */
+        get: operations["GetAutotradedStrategies"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutotraders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Live autotrade setups matching every filter, oldest first: a strategy owner sees those on own strategies, a white-label administrator also its site's customers', a geo-site administrator its members', service admins all. */
+        get: operations["GetAutotraders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/StopAutotrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Requests a stop of the setup: answered at once, applied when the copier next works the account (shown as Stop requested until then); repeating it is safe. On WL positions are always left open, pending approval requests are retired and the customer is notified. The person and their administrators. Answers a bare true. */
+        delete: operations["StopAutotrade"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -620,6 +739,131 @@ export interface components {
             /** @description 0 Autotrade, 1 BrokerTransmit */
             ConnectionType: number;
             AddedByPersonId: number;
+        };
+        AutotradeSettings: {
+            /** @description The autotrade setup */
+            Id: number;
+            PersonId: number;
+            FirstName: string;
+            LastName: string;
+            Email: string;
+            Country: string | null;
+            State: string | null;
+            Language: string | null;
+            /** @description The domain of the person's white-label site (else geo-site) */
+            SiteDomain: string | null;
+            BrokerId: number;
+            Connection: string;
+            /** @description Always null: the service keeps no introducing brokers */
+            IntroducingBrokerId: number | null;
+            /** @description Always null */
+            IntroducingBroker: string | null;
+            StrategyId: number;
+            StrategyName: string;
+            Account: string;
+            /** @description 1 live, 2 paper */
+            AccountType: number;
+            BrokerUserID: string | null;
+            Currency: string;
+            /** @description Always null: the service keeps no sales representatives */
+            SalesRepId: number | null;
+            /** @description Always null */
+            SalesRep: string | null;
+            IsTradeLeader: boolean;
+            IsManualDiscardedPosition: boolean;
+            IgnoreManualOrders: boolean;
+            IsConfirmationNeeded: boolean;
+            IsSyncEnabled: boolean;
+            /** @description The broker is enabled and has the account linked */
+            IsBrokerEnabled: boolean;
+            /** @description Disabled, or a stop requested and not yet applied */
+            IsAutotradeDisabled: boolean;
+            VirtualLimitOrdersEnabled: boolean;
+            Approved: boolean;
+            ClosingOrdersOnly: boolean;
+            WillSyncToOpenStocksUSA: boolean;
+            WillSyncToOpenStocksEurope: boolean;
+            WillSyncToOpenOptionsUSA: boolean;
+            WillSyncToOpenOptionsEurope: boolean;
+            WillSyncToOpenFuturesUSA: boolean;
+            WillSyncToOpenFuturesEurope: boolean;
+            WillSyncToOpenFuturesAsia: boolean;
+            WillSyncToOpenForex: boolean;
+            /** Format: date-time */
+            LastSyncStocksUSA: string | null;
+            /** Format: date-time */
+            LastSyncStocksEurope: string | null;
+            /** Format: date-time */
+            LastSyncOptionsUSA: string | null;
+            /** Format: date-time */
+            LastSyncOptionsEurope: string | null;
+            /** Format: date-time */
+            LastSyncFuturesUSA: string | null;
+            /** Format: date-time */
+            LastSyncFuturesEurope: string | null;
+            /** Format: date-time */
+            LastSyncFuturesAsia: string | null;
+            /** Format: date-time */
+            LastSyncForex: string | null;
+            /** @description Why autotrade is disabled; "Stop requested" until a stop is applied */
+            IsAutotradeDisabledReason: string | null;
+            SyncDisabledReason: string | null;
+            /** @description GEN and GEO: Authorized, or Delinked when the broker delinked the account */
+            BrokerAuthorizationStatus?: string;
+            /** Format: date-time */
+            FirstBrokerActivationDate: string | null;
+            NetLiquidationValue: number | null;
+            /** Format: date-time */
+            NetLiquidationValueDate: string | null;
+            ScalingPercentage: number;
+            /** Format: date-time */
+            SettingsLastUpdateUTC: string;
+            EnabledFutures: boolean;
+            FuturesLong: boolean;
+            FuturesShort: boolean;
+            MinFutures: number;
+            /** @description Contracts per position; null: no maximum */
+            MaxFutures: number | null;
+            EnabledForex: boolean;
+            ForexEnabledLong: boolean;
+            ForexEnabledShort: boolean;
+            ForexLotSize: number;
+            MinForex: number;
+            /** @description Units of 1,000 currency units per position; null: no maximum */
+            MaxForex: number | null;
+            EnabledStocks: boolean;
+            StocksLong: boolean;
+            StocksShort: boolean;
+            TradeStocksAsCFD: boolean;
+            /** @description Whole dollars per position; null: no maximum */
+            MaxStocksDollars: number | null;
+            EnabledOptions: boolean;
+            OptionsLong: boolean;
+            OptionsShort: boolean;
+            MinOptions: number;
+            /** @description Contracts per position; null: no maximum */
+            MaxOptions: number | null;
+        };
+        AutotradedStrategy: {
+            /** @description The autotrade setup */
+            Id: number;
+            PersonId: number;
+            Account: string;
+            ScalingPercentage: number;
+            StrategyId: number;
+            StrategyName: string;
+            BrokerId: number;
+            BrokerName: string;
+            /** Format: date-time */
+            StartDate: string;
+            /** Format: date-time */
+            LastModified: string;
+        };
+        Broker: {
+            Id: number;
+            Name: string;
+            IsEnabled: boolean;
+            ConnectionName: string;
         };
         ClosedTrade: {
             Id: number;
@@ -3150,6 +3394,369 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetBrokers: {
+        parameters: {
+            query?: {
+                /** @example true */
+                IncludeDisabled?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Broker"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    StartAutotrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-100200",
+                 *       "PersonId": 3,
+                 *       "StrategyId": 1,
+                 *       "BrokerId": 1,
+                 *       "ScalingPercentage": 50,
+                 *       "EnableStocks": true,
+                 *       "MaxStocksDollars": 20000
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The brokerage account number */
+                    Account: string;
+                    /** @description The account holder */
+                    PersonId: number;
+                    StrategyId: number;
+                    BrokerId: number;
+                    /** @description Percent of the strategy's size copied: above 0, at most 1000 */
+                    ScalingPercentage: number | string;
+                    /** @description Default false */
+                    EnableFutures?: boolean;
+                    /** @description Contracts per position */
+                    MaxFuturesContracts?: number;
+                    /** @description Default false */
+                    EnableForex?: boolean;
+                    /** @description Units per position; one unit is 1,000 currency units */
+                    MaxForexUnits?: number;
+                    /** @description Default false */
+                    EnableStocks?: boolean;
+                    /** @description Whole dollars per position */
+                    MaxStocksDollars?: number;
+                    /** @description Default false */
+                    EnableOptions?: boolean;
+                    /** @description Default false */
+                    EnableOptionsShorting?: boolean;
+                    /** @description Contracts per position */
+                    MaxOptionsContracts?: number;
+                    /** @description New setups only: true is refused when modifying a live setup */
+                    DoNotJoinOpenPositions?: boolean;
+                    /** @description Loss in dollars at which an automatic stop loss closes a copied position */
+                    AutoStopLossDollars?: number;
+                    /** @description Needed only by some brokers */
+                    BrokerUsername?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradeSettings: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example SIM-100200 */
+                Account?: string;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeSettings"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    SetAutotradeSettings: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-100200",
+                 *       "PersonId": 3,
+                 *       "BrokerId": 1,
+                 *       "IsAutotradeEnabled": true,
+                 *       "IsAutoSyncEnabled": true
+                 *     }
+                 */
+                "application/json": {
+                    Account?: string;
+                    /** @description Default: the caller */
+                    PersonId?: number;
+                    BrokerId?: number;
+                    IsAutotradeEnabled?: boolean;
+                    IsAutoSyncEnabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: boolean[];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradedStrategies: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                Account?: string;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradedStrategy"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotraders: {
+        parameters: {
+            query?: {
+                /** @example 1 */
+                StrategyId?: number;
+                BrokerId?: number;
+                WhiteLabelSiteId?: number;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradedStrategy"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    StopAutotrade: {
+        parameters: {
+            query: {
+                /** @example SIM-100200 */
+                Account: string;
+                /** @example 3 */
+                PersonId: number;
+                /** @example 1 */
+                StrategyId: number;
+                /** @example 1 */
+                BrokerId: number;
+                /** @example true */
+                LeavePositionsOpen?: boolean;
+                TerminateStrategySubscription?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": boolean;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -29,4 +29,7 @@ export const EXAMPLE = {
   approvalRequestId: 1,
   /** The endpoint RegisterWebhook's example registers on the site and UnregisterWebhook's removes. */
   webhookUrl: "https://hooks.alpine.example.com/strategy-hub",
+  /** The customer's brokerage account at the simulated broker, autotrading the first strategy (the customer's own). */
+  autotradeAccount: "SIM-100200",
+  brokerId: 1,
 } as const;

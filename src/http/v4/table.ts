@@ -1,5 +1,6 @@
 import type { Operation } from "./operation.js";
 import { autotradeApprovalOperations } from "./operations/autotrade-approvals.js";
+import { autotradeSetupOperations } from "./operations/autotrade-setups.js";
 import { checkoutOperations } from "./operations/checkout.js";
 import { discoveryOperations } from "./operations/discovery.js";
 import { generalOperations } from "./operations/general.js";
@@ -38,4 +39,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...siteCommerceOperations,
   ...autotradeApprovalOperations,
   ...webhookOperations,
+  ...autotradeSetupOperations,
 ];

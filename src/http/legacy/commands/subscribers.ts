@@ -1,5 +1,7 @@
 import { Type } from "@sinclair/typebox";
+import { stopAutotradingUnfollowed } from "../../../services/autotrade-control.js";
 import { subscribe, subscribersOf, type UnsubscribeMode, unsubscribe } from "../../../services/subscriptions.js";
+import { withTransaction } from "../../../store/transaction.js";
 import { defineLegacyCommand, type LegacyCommand, LegacyFailure, type LegacyRequestContext } from "../command.js";
 import { id, text } from "../fields.js";
 import { mustFollowSystem, mustReachPerson, personOr, systemActedFor } from "../reach.js";
@@ -99,13 +101,13 @@ export const subscriberCommands: readonly LegacyCommand[] = [
     name: "unsubscribeFromStrategy",
     contexts: ["world", "platform"],
     summary:
-      "Ends the person's subscription to the system: actionType unsubscribe_immediate (default) at once, unsubscribe_end_of_term when its paid or granted term ends (billing stops now).",
+      "Ends the person's subscription to the system: actionType unsubscribe_immediate (default) at once, unsubscribe_end_of_term when its paid or granted term ends (billing stops now). When access ends now, the person's autotrading of the system stops too: autoTradePositionsAndOrders (leave_in_place or attempt_to_close) is then required of a person who autotrades it.",
     answer: UnsubscribeFromStrategy.answer,
     input: Type.Object({
       systemid: id(),
       personid: Type.Optional(id()),
       actionType: Type.Optional(text(40, { failure: "InvalidValue" })),
-      // What becomes of an autotrading subscriber's positions; checked, and acted on once autotrade exists.
+      // What becomes of an autotrading subscriber's positions when access ends now: required then.
       autoTradePositionsAndOrders: Type.Optional(text(40, { failure: "InvalidValue" })),
     }),
     async handler(ctx, input) {
@@ -121,7 +123,16 @@ export const subscriberCommands: readonly LegacyCommand[] = [
           "autoTradePositionsAndOrders must be leave_in_place or attempt_to_close",
         );
       }
-      const guid = await unsubscribe(ctx, input.systemid, personId, mode);
+      const guid = await withTransaction(ctx, async (inTx) => {
+        const ended = await unsubscribe(inTx, input.systemid, personId, mode);
+        await stopAutotradingUnfollowed(
+          inTx,
+          { personId, strategyId: input.systemid },
+          positions === undefined ? undefined : positions === "leave_in_place",
+          "autoTradePositionsAndOrders",
+        );
+        return ended;
+      });
       return { success: { subscription_guid: guid } };
     },
   }),

@@ -287,8 +287,8 @@ export const systemCommands: readonly LegacyCommand[] = [
           trades_forex: flag(s.trades_forex),
           shorts_stocks: shortFlag(shorted, s.id, "stock"),
           shorts_options: shortFlag(shorted, s.id, "option"),
-          trades_own_system_percent: "0",
-          trades_own_system_count: "0",
+          trades_own_system_percent: formatDecimal(details.autotrade.ownSystemPercent),
+          trades_own_system_count: String(details.autotrade.ownSystemAccounts),
           creditSystemTimeUntil_epochSecs:
             s.credit_system_until === null ? "" : String(Math.floor(s.credit_system_until / 1000)),
           creditSystemTimeUntil_clock: newYorkTime(s.credit_system_until).text,

@@ -28,7 +28,7 @@ const basicDetailsOf = (strategy: StrategyListing) => ({
   MonthlyCost: toNumber(decimal(strategy.monthly_cost)),
   StrategyOwnerId: strategy.owner_person_id,
   WhiteLabelSiteId: strategy.white_label_site_id,
-  IsTradeOwnSystem: false,
+  IsTradeOwnSystem: strategy.tradesOwnSystem,
   IsResellable: strategy.is_private === 0,
 });
 

@@ -184,7 +184,8 @@ export const siteCommerceOperations = [
       Mode: Type.Optional(Type.Union([Type.Literal("EndOfTerm"), Type.Literal("Immediate")])),
       AutotradePositions: Type.Optional(
         Type.Union([Type.Literal("LeaveInPlace"), Type.Literal("AttemptToClose")], {
-          description: "What happens to the customer's autotraded positions (required once autotrade exists)",
+          description:
+            "What happens to the customer's autotraded positions when the stop ends access now: required if the customer autotrades the strategy",
         }),
       ),
       WhiteLabelSiteId,
@@ -204,6 +205,7 @@ export const siteCommerceOperations = [
         personId: input.PersonId,
         strategyId: input.StrategyId,
         mode: input.Mode ?? "EndOfTerm",
+        autotradePositions: input.AutotradePositions,
       });
       return [subscriptionRecord(stopped.row, stopped.lane)];
     },

@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { decimal } from "../../src/core/decimal.js";
+import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
+import { subscribe } from "../../src/services/subscriptions.js";
+import { ADMIN_KEY, type CallResult, type TestService } from "./service.js";
+
+/** Autotrade scenarios: brokerage accounts, a person following a strategy into one, setups started over the API. */
+
+/** The simulated broker every test account is at (migration 0022 makes it broker 1). */
+export const SIMULATED_BROKER = 1;
+
+let accounts = 0;
+
+/** A fresh account number, unique across the test run. */
+export const newAccountNumber = (): string => {
+  accounts += 1;
+  return `T${accounts}-${Math.random().toString(36).slice(2, 8)}`;
+};
+
+/** The person's brokerage account at the simulated broker, recorded straight on storage (as the operator CLI does). */
+export async function brokerAccount(
+  service: TestService,
+  personId: number,
+  options: { readonly account?: string; readonly cash?: string; readonly paper?: boolean } = {},
+): Promise<string> {
+  const account = options.account ?? newAccountNumber();
+  await insertBrokerAccount(
+    service.storage.db,
+    {
+      personId,
+      brokerId: SIMULATED_BROKER,
+      account,
+      cash: decimal(options.cash ?? "100000"),
+      paper: options.paper ?? false,
+    },
+    service.app.runtime.clock.nowMs(),
+  );
+  return account;
+}
+
+/** A live (free) subscription of the person to the strategy, as the legacy subscribe makes it. */
+export async function follow(service: TestService, personId: number, strategyId: number): Promise<void> {
+  await subscribe(service.app.runtime, strategyId, personId, null);
+}
+
+export interface StartRequest {
+  readonly Account: string;
+  readonly PersonId: number;
+  readonly StrategyId: number;
+  readonly BrokerId?: number;
+  readonly ScalingPercentage?: number | string;
+  readonly [field: string]: unknown;
+}
+
+/** StartAutotrade on GEN (or GEO) as `key`. */
+export const startAutotrade = (
+  service: TestService,
+  key: string,
+  body: StartRequest,
+  server: "GEN" | "GEO" = "GEN",
+): Promise<CallResult> =>
+  service.call(server, "POST", "/Autotrade/StartAutotrade", {
+    key,
+    body: { BrokerId: SIMULATED_BROKER, ScalingPercentage: 100, ...body },
+  });
+
+/** StopAutotrade as `key`, every value as a client sends it in the query. */
+export const stopAutotrade = (
+  service: TestService,
+  key: string,
+  query: Record<string, string | number | boolean>,
+  server: "WL" | "GEN" | "GEO" = "GEN",
+): Promise<CallResult> =>
+  service.call(server, "DELETE", "/Autotrade/StopAutotrade", {
+    key,
+    query: Object.fromEntries(Object.entries(query).map(([name, value]) => [name, String(value)])),
+  });
+
+/**
+ * A person autotrading a strategy: a new account at the simulated broker, a
+ * live subscription, and a started setup. Answers the account number.
+ */
+export async function autotrading(
+  service: TestService,
+  personId: number,
+  strategyId: number,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
+  const account = await brokerAccount(service, personId);
+  await follow(service, personId, strategyId);
+  const started = await startAutotrade(service, ADMIN_KEY, {
+    Account: account,
+    PersonId: personId,
+    StrategyId: strategyId,
+    ...extra,
+  });
+  assert.equal(started.status, 200, started.text);
+  assert.equal(started.json, true, started.text);
+  return account;
+}
