@@ -33,5 +33,6 @@ export function probeServer(
     payments: service.app.payments,
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, Date.now),
     biller: service.app.biller,
+    brokers: service.app.brokers,
   });
 }

@@ -1,6 +1,7 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Permission } from "../../core/access.js";
 import type { Biller } from "../../engine/biller.js";
+import type { BrokerRegistry } from "../../engine/brokers/registry.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
 import type { Principal } from "../../services/keys.js";
@@ -27,6 +28,8 @@ export interface OperationContext extends TradingContext {
   readonly checkoutPolls: PollGate;
   /** The recurring biller: the sandbox's clock moves run a pass before they answer. */
   readonly biller: Biller;
+  /** The brokers, by id (the sandbox sets the simulated broker's faults). */
+  readonly brokers: BrokerRegistry;
 }
 
 interface OperationBase<Input extends TObject> {

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
 import type { Biller } from "../../engine/biller.js";
+import type { BrokerRegistry } from "../../engine/brokers/registry.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
@@ -47,6 +48,7 @@ export interface V4Dependencies {
   readonly payments: PaymentProvider;
   readonly checkoutPolls: PollGate;
   readonly biller: Biller;
+  readonly brokers: BrokerRegistry;
 }
 
 declare module "fastify" {
@@ -211,6 +213,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         payments: deps.payments,
         checkoutPolls: deps.checkoutPolls,
         biller: deps.biller,
+        brokers: deps.brokers,
         ...deps.runtime,
       };
       // Private: answers are per key (site scoping), so shared caches must not keep them.
