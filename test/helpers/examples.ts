@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import { decimal } from "../../src/core/decimal.js";
 import { EXAMPLE } from "../../src/http/v4/examples.js";
 import { fundHouseAccount, setStrategyPrice } from "../../src/services/commerce-admin.js";
 import { createPerson } from "../../src/services/people.js";
+import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
 import { createSite } from "../../src/services/sites.js";
 import { ADMIN_KEY, type TestService } from "./service.js";
 import { placed, setQuote } from "./trading.js";
@@ -110,5 +112,14 @@ export async function buildExampleService(service: TestService): Promise<void> {
     StrategyId: EXAMPLE.resoldStrategyId,
     IdempotencyKey: "resale-2026-03-ben-macro",
     ...onSite,
+  });
+
+  // The customer's account at the simulated broker, which SetBrokerFault's example names.
+  await openSimulatedBrokerAccount(runtime, {
+    personId: customer.personId,
+    brokerId: 1,
+    account: EXAMPLE.brokerAccount,
+    cash: decimal("100000"),
+    paper: false,
   });
 }

@@ -25,4 +25,6 @@ export const EXAMPLE = {
   symbol: "AAPL",
   /** A marketplace strategy of the service administrator's, in the site's resale catalog at 49 dollars a month. */
   resoldStrategyId: 3,
+  /** The customer's account at the simulated broker. */
+  brokerAccount: "SIM-BEN-1",
 } as const;

@@ -1,4 +1,5 @@
 import type { Operation } from "./operation.js";
+import { brokerFaultOperations } from "./operations/broker-faults.js";
 import { checkoutOperations } from "./operations/checkout.js";
 import { discoveryOperations } from "./operations/discovery.js";
 import { generalOperations } from "./operations/general.js";
@@ -34,4 +35,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...simOperations,
   ...planOperations,
   ...siteCommerceOperations,
+  ...brokerFaultOperations,
 ];
