@@ -146,6 +146,27 @@ for (const backend of BACKENDS) {
       assert.equal(stored.length, 1);
     });
 
+    test("a second process placing the same key gets the same order", async () => {
+      const account = await newAccount();
+      const request = order(account, { orderType: "limit", limit: decimal("100") });
+      const first = await broker.place(request);
+      const sibling = await service.sibling();
+      try {
+        assert.deepEqual(await sibling.app.brokers.simulated.place(request), first);
+        const again = order(account, { orderType: "limit", limit: decimal("100") });
+        const [here, there] = await Promise.all([broker.place(again), sibling.app.brokers.simulated.place(again)]);
+        assert.deepEqual(here, there);
+      } finally {
+        await sibling.close();
+      }
+      const stored = await service.storage.db
+        .selectFrom("sim_broker_orders")
+        .select("id")
+        .where("account", "=", account)
+        .execute();
+      assert.equal(stored.length, 2);
+    });
+
     test("a limit order rests until a quote crosses it, then fills at the touch", async () => {
       const account = await newAccount();
       const request = order(account, { orderType: "limit", limit: decimal("199.5") });
