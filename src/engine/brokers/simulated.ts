@@ -105,6 +105,8 @@ export class SimulatedBroker implements BrokerPort {
   readonly brokerId = SIMULATED_BROKER_ID;
   readonly #accounts = new Map<string, SimAccount>();
   readonly #reading = new Map<string, Promise<SimAccount | null>>();
+  /** Instruments by symbol and type: ten thousand copies of one order read one symbol. */
+  readonly #instruments = new Map<string, Instrument | null>();
   readonly #byKey = new Map<string, SimOrder>();
   readonly #open = new Map<string, SimOrder>();
   /** Placements waiting for their batch: the same key asked again waits for the same answer. */
@@ -287,7 +289,7 @@ export class SimulatedBroker implements BrokerPort {
         const price = fault.price ?? this.#touch(fault.symbol, fault.side);
         if (price === null)
           throw refuse("InvalidValue", { field: "Price", message: `No quote for ${fault.symbol}: give a Price` });
-        const instrument = fromServiceSymbol(fault.symbol) as Instrument;
+        const instrument = this.#instrument(fault.symbol, null) as Instrument;
         this.#execute(account, instrument, fault.side, fault.quantity, price, `${randomUUID()}`, null, nowMs);
         this.#pending.reports.push({
           report: {
@@ -325,7 +327,7 @@ export class SimulatedBroker implements BrokerPort {
     const arriving = this.#arriving.get(request.idempotencyKey);
     if (arriving) return arriving;
     const nowMs = this.clock.nowMs();
-    const instrument = fromServiceSymbol(request.symbol, request.symbolType);
+    const instrument = this.#instrument(request.symbol, request.symbolType);
     const refusal = this.#refusal(request, account, instrument);
     const delay = account?.faults.get("delay");
     const partial = account?.faults.get("partialFill");
@@ -426,7 +428,7 @@ export class SimulatedBroker implements BrokerPort {
   /** Executes the order against the quote (the current one when none is given) if it crosses; whether it did. */
   #tryFill(order: SimOrder, given: MarketQuote | null, nowMs: number): boolean {
     if (order.status !== "working") return false;
-    const instrument = fromServiceSymbol(order.symbol, order.symbolType);
+    const instrument = this.#instrument(order.symbol, order.symbolType);
     if (!instrument || !sessionAt(scheduleOf(instrument), nowMs)) return false;
     const quote = given ?? this.market.quote(instrument);
     if (!quote) return false;
@@ -502,8 +504,18 @@ export class SimulatedBroker implements BrokerPort {
     this.#pending.reports.push({ report: { ...head, ...kind }, orderId: order.id });
   }
 
+  #instrument(symbol: string, symbolType: string | null): Instrument | null {
+    const key = `${symbol}\u0000${symbolType ?? ""}`;
+    let instrument = this.#instruments.get(key);
+    if (instrument === undefined) {
+      instrument = fromServiceSymbol(symbol, symbolType ?? undefined);
+      this.#instruments.set(key, instrument);
+    }
+    return instrument;
+  }
+
   #touch(symbol: string, side: "buy" | "sell"): Decimal | null {
-    const instrument = fromServiceSymbol(symbol);
+    const instrument = this.#instrument(symbol, null);
     const quote = instrument && this.market.quote(instrument);
     if (!quote) return null;
     return side === "buy" ? quote.ask : quote.bid;
@@ -513,7 +525,7 @@ export class SimulatedBroker implements BrokerPort {
     let value = account.cash;
     for (const [symbol, position] of account.positions) {
       if (isZero(position.quantity)) continue;
-      const instrument = fromServiceSymbol(symbol, position.symbolType);
+      const instrument = this.#instrument(symbol, position.symbolType);
       const quote = instrument && this.market.quote(instrument);
       if (!instrument || !quote) continue;
       const mid = div(add(quote.bid, quote.ask), fromInteger(2));
