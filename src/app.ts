@@ -6,6 +6,8 @@ import { POLL_INTERVAL_MS } from "./core/checkout.js";
 import { ControllableClock } from "./core/clock.js";
 import { ApprovalScheduler } from "./engine/approvals.js";
 import { Biller } from "./engine/biller.js";
+import { BrokerRegistry } from "./engine/brokers/registry.js";
+import { SimulatedBroker } from "./engine/brokers/simulated.js";
 import { FillLoop } from "./engine/fill-loop.js";
 import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
@@ -84,6 +86,8 @@ export interface App {
   readonly approvals: ApprovalScheduler;
   /** Sends the sites' webhook deliveries. */
   readonly webhooks: WebhookDeliverer;
+  /** The brokers the service trades through, by broker id. */
+  readonly brokers: BrokerRegistry;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -101,6 +105,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const frame = openFrame(storage);
   const runtime = { storage, clock, frame, market };
   let fillLoop: FillLoop;
+  const brokers = new BrokerRegistry(
+    new SimulatedBroker(storage, clock, market, logger.child({ component: "simulated-broker" })),
+  );
   const outbox = new OutboxRunner(storage, frame, CONSUMERS, logger.child({ component: "outbox" }));
   try {
     await options.prepare?.(runtime);
@@ -108,7 +115,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       tickMs: options.fillLoopTickMs ?? 1000,
       systemNow: options.systemNow,
     });
+    fillLoop.follow(brokers.simulated);
     await fillLoop.start();
+    await brokers.start();
     await outbox.start();
   } catch (error) {
     await outbox.stop();
@@ -147,6 +156,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks,
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, options.systemNow),
     fillLoop,
+    brokers,
     runtime,
     sessions,
     limiter: new RateLimiter(options.rateLimit, options.systemNow),
@@ -180,12 +190,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     biller,
     approvals,
     webhooks,
+    brokers,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await biller.stop();
       await approvals.stop();
       await webhooks.stop();
       await fillLoop.stop();
+      await brokers.close();
       await outbox.stop();
       await frame.close();
     },

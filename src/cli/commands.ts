@@ -10,15 +10,16 @@ import { createPerson } from "../services/people.js";
 import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
 import { BILLING_COMMANDS } from "./billing-commands.js";
+import { BROKER_COMMANDS } from "./broker-commands.js";
 import { dollarsOption, optionalId, required, requiredId } from "./options.js";
 import { PLAN_COMMANDS } from "./plan-commands.js";
 import { UsageError } from "./usage-error.js";
 
-type OptionSpec = Record<string, { type: "string" }>;
+type OptionSpec = Record<string, { type: "string" } | { type: "boolean" }>;
 
 export interface CliCommand {
   readonly noun: string;
-  /** Absent for one-word commands (demo). */
+  /** Absent for one-word commands (demo); two words for three-word commands (broker account create). */
   readonly verb?: string;
   readonly synopsis: string;
   readonly options: OptionSpec;
@@ -248,6 +249,7 @@ export const COMMANDS: readonly CliCommand[] = [
   },
   ...PLAN_COMMANDS,
   ...BILLING_COMMANDS,
+  ...BROKER_COMMANDS,
 ];
 
 export function usage(): string {

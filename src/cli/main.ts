@@ -18,8 +18,9 @@ import { UsageError } from "./usage-error.js";
 async function main(argv: readonly string[]): Promise<number> {
   const json = argv.includes("--json");
   const args = argv.filter((a) => a !== "--json");
-  const [noun, verb, ...rest] = args;
-  const command: CliCommand | undefined = COMMANDS.find((c) => c.noun === noun && c.verb === verb);
+  const [noun] = args;
+  const command: CliCommand | undefined = COMMANDS.find((c) => wordsOf(c).every((word, i) => args[i] === word));
+  const rest = command ? args.slice(wordsOf(command).length) : [];
   if (noun === undefined || noun === "help" || noun === "--help") {
     process.stdout.write(json ? `${JSON.stringify({ Usage: usage() })}\n` : `${usage()}\n`);
     return 0;
@@ -30,8 +31,11 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   let options: Record<string, string | undefined>;
   try {
-    options = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false })
-      .values as Record<string, string | undefined>;
+    const values = parseArgs({ args: rest, options: command.options, strict: true, allowPositionals: false }).values;
+    // A flag given reads as "true", as if spelled out.
+    options = Object.fromEntries(
+      Object.entries(values).map(([name, value]) => [name, value === true ? "true" : (value as string | undefined)]),
+    );
   } catch (error) {
     fail(json, `${(error as Error).message}\n\n${usage()}`);
     return 2;
@@ -65,6 +69,9 @@ async function main(argv: readonly string[]): Promise<number> {
     await storage?.close();
   }
 }
+
+/** The words naming a command: its noun, then its verb's words (a verb may be two words: account create). */
+const wordsOf = (command: CliCommand): string[] => [command.noun, ...(command.verb?.split(" ") ?? [])];
 
 function fail(json: boolean, message: string, field?: string): void {
   if (json) {

@@ -59,6 +59,16 @@ type SeenExtreme = { -readonly [K in keyof AdverseExtreme]: AdverseExtreme[K] };
 
 type WaitingWork = "all" | { readonly orders: number[]; readonly symbols: string[] };
 
+/** Something else that works orders against the market (the simulated broker): told what the loop is told. */
+export interface QuoteFollower {
+  /** A new quote of an open market. */
+  quoteChanged(quote: MarketQuote): void;
+  /** Brings its orders up to the clock; resolves once its changes are written. */
+  catchUp(): Promise<void>;
+  /** Resolves once what the quotes told so far did is written. */
+  drain(): Promise<void>;
+}
+
 export class FillLoop {
   readonly index = new OrderIndex();
   readonly #runtime: TradingRuntime;
@@ -79,6 +89,7 @@ export class FillLoop {
   #running = false;
   #caughtUpAtMs: number | null = null;
   #quotesWorked = 0;
+  readonly #followers: QuoteFollower[] = [];
 
   constructor(
     runtime: TradingRuntime,
@@ -122,6 +133,11 @@ export class FillLoop {
       }, this.options.tickMs);
       this.#timer.unref();
     }
+  }
+
+  /** Tells the follower every quote the loop works, and catches it up with the loop. */
+  follow(follower: QuoteFollower): void {
+    this.#followers.push(follower);
   }
 
   get status(): FillLoopStatus {
@@ -176,6 +192,7 @@ export class FillLoop {
     symbol.last = quote;
     symbol.lastSessionOpensAtMs = session.opensAtMs;
     this.#quotesWorked += 1;
+    for (const follower of this.#followers) follower.quoteChanged(quote);
     // A new worst price for an open trade is only noted here; the strategy is worked for it at the
     // next settling (each tick), not on every quote of a trending market.
     this.#quote = quote;
@@ -211,6 +228,9 @@ export class FillLoop {
       }
       this.#settleTrades();
       await frame.drain();
+      for (const follower of this.#followers) {
+        await follower.catchUp().catch((error: unknown) => this.logger.error({ err: error }, "catching up failed"));
+      }
       this.#caughtUpAtMs = this.options.systemNow();
     };
     const previous = this.#catchingUp ?? Promise.resolve();
@@ -222,9 +242,10 @@ export class FillLoop {
   }
 
   /** Works the strategies whose open trades saw a new worst price since they were last worked. */
-  settleTrades(): Promise<void> {
+  async settleTrades(): Promise<void> {
     this.#settleTrades();
-    return this.#runtime.frame.drain();
+    await this.#runtime.frame.drain();
+    for (const follower of this.#followers) await follower.drain();
   }
 
   #settleTrades(): void {

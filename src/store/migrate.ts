@@ -20,6 +20,7 @@ import { plansMigration } from "./migrations/0018_plans.js";
 import { whiteLabelMigration } from "./migrations/0020_whitelabel.js";
 import { checkoutMigration } from "./migrations/0021_checkout.js";
 import { autotradeMigration } from "./migrations/0022_autotrade.js";
+import { simulatedBrokerMigration } from "./migrations/0023_simulated_broker.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -47,6 +48,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0020_whitelabel": whiteLabelMigration(storage.backend),
     "0021_checkout": checkoutMigration(storage.backend),
     "0022_autotrade": autotradeMigration(storage.backend),
+    "0023_simulated_broker": simulatedBrokerMigration(),
   };
 }
 

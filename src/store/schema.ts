@@ -51,6 +51,11 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   customer_notices: CustomerNoticesTable;
+  sim_broker_accounts: SimBrokerAccountsTable;
+  sim_broker_orders: SimBrokerOrdersTable;
+  sim_broker_executions: SimBrokerExecutionsTable;
+  sim_broker_positions: SimBrokerPositionsTable;
+  sim_broker_faults: SimBrokerFaultsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -854,5 +859,76 @@ export interface CustomerNoticesTable {
   site_id: number | null;
   kind: string;
   message: string;
+  created_at: number;
+}
+
+/** An account at the simulated broker (its own books, not the service's). */
+export interface SimBrokerAccountsTable {
+  /** The account as the broker names it. */
+  account: string;
+  cash: string;
+  is_linked: number;
+  username: string | null;
+  created_at: number;
+}
+
+/** An order at the simulated broker, one per idempotency key the service sent. */
+export interface SimBrokerOrdersTable {
+  /** The broker's first id of the order; a replace gives it a new broker order id, not a new row. */
+  id: string;
+  idempotency_key: string;
+  broker_order_id: string;
+  account: string;
+  symbol: string;
+  symbol_type: "stock" | "option" | "future" | "forex";
+  side: "buy" | "sell";
+  order_type: "market" | "limit" | "stop";
+  tif: "day" | "gtc";
+  quantity: string;
+  limit_price: string | null;
+  stop_price: string | null;
+  /** new (not yet acknowledged), working, filled, canceled, rejected, expired. */
+  status: "new" | "working" | "filled" | "canceled" | "rejected" | "expired";
+  filled_quantity: string;
+  reason: string | null;
+  /** A partialFill fault: the first execution takes only this fraction of the quantity. */
+  partial_fraction: string | null;
+  /** A delay fault: not acknowledged nor filled before this instant (service clock). */
+  held_until: number | null;
+  /** DAY orders: the close they expire at. */
+  expires_at: number | null;
+  replacements: number;
+  /** 0 until the reports of the order's last change were handed to the listeners. */
+  reported: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** An execution at the simulated broker: of an order, or (order_id null) one the service did not send. */
+export interface SimBrokerExecutionsTable {
+  id: string;
+  order_id: string | null;
+  account: string;
+  symbol: string;
+  side: "buy" | "sell";
+  quantity: string;
+  price: string;
+  executed_at: number;
+}
+
+export interface SimBrokerPositionsTable {
+  account: string;
+  symbol: string;
+  symbol_type: "stock" | "option" | "future" | "forex";
+  /** Signed: negative is short. */
+  quantity: string;
+}
+
+/** A fault the sandbox set on an account (src/engine/brokers/sim-faults.ts). */
+export interface SimBrokerFaultsTable {
+  account: string;
+  fault: string;
+  /** The fault's fields as JSON. */
+  detail: string;
   created_at: number;
 }

@@ -4,6 +4,7 @@ import { EXAMPLE } from "../../src/http/v4/examples.js";
 import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { fundHouseAccount, setStrategyPrice } from "../../src/services/commerce-admin.js";
 import { createPerson } from "../../src/services/people.js";
+import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
 import { createSite } from "../../src/services/sites.js";
 import { ADMIN_KEY, type TestService } from "./service.js";
 import { placed, setQuote } from "./trading.js";
@@ -137,4 +138,12 @@ export async function buildExampleService(service: TestService): Promise<void> {
     },
   });
   assert.equal(started.status, 200, started.text);
+  // The customer's account at the simulated broker, which SetBrokerFault's example names.
+  await openSimulatedBrokerAccount(runtime, {
+    personId: customer.personId,
+    brokerId: 1,
+    account: EXAMPLE.brokerAccount,
+    cash: decimal("100000"),
+    paper: false,
+  });
 }

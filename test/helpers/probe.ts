@@ -35,5 +35,6 @@ export function probeServer(
     biller: service.app.biller,
     approvals: service.app.approvals,
     webhooks: service.app.webhooks,
+    brokers: service.app.brokers,
   });
 }

@@ -613,6 +613,14 @@ function whiteLabelCommerceCases(): Record<string, readonly Case[]> {
       },
       { name: "A's grant on the caller's own site", request: (p) => stopOfA(p), expect: onOwnSite(404) },
     ],
+    SetBrokerFault: [
+      {
+        // Past the permission only the service admin learns the simulated broker has no such account.
+        name: "an account the broker does not have",
+        request: () => ({ body: { Account: "NO-SUCH-ACCOUNT", Fault: "clear" } }),
+        expect: (who) => (who === "expired" ? 401 : who === "admin" ? 404 : 403),
+      },
+    ],
     ...approvalCases(siteAOnly, onOwnSite(404)),
   };
 }

@@ -37,6 +37,7 @@ for (const backend of BACKENDS) {
         "0020_whitelabel",
         "0021_checkout",
         "0022_autotrade",
+        "0023_simulated_broker",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -112,6 +113,7 @@ for (const backend of BACKENDS) {
           "0020_whitelabel",
           "0021_checkout",
           "0022_autotrade",
+          "0023_simulated_broker",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -562,6 +562,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Sandbox/SetBrokerFault": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Makes the simulated broker misbehave for one account, durably, until cleared: reject {Count, Reason} (the next orders refused), delay {Seconds} (orders placed are acknowledged and fill that much later on the service clock), partialFill {Fraction} (orders placed fill that part first, the rest rests), disconnect (place, cancel and replace fail until reconnect), delink {Reason} (the broker delinks the account, canceling its open orders), marginCall and patternDayTrader {Reason} (the account is restricted: orders refused), externalExecution {Symbol, Side, Quantity, Price} (an order the service did not send executes in the account), clear (every standing fault removed). */
+        post: operations["SetBrokerFault"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -727,6 +744,11 @@ export interface components {
             Name: string;
             IsEnabled: boolean;
             ConnectionName: string;
+        };
+        BrokerFault: {
+            Account: string;
+            Fault: string;
+            StandingFaults: string[];
         };
         Error: {
             ErrorCode: components["schemas"]["ErrorCode"];
@@ -2942,6 +2964,84 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    SetBrokerFault: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-BEN-1",
+                 *       "Fault": "reject",
+                 *       "Count": 1,
+                 *       "Reason": "Insufficient buying power"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The account as the simulated broker names it */
+                    Account: string;
+                    /**
+                     * @description reject, delay, partialFill, disconnect, reconnect, delink, marginCall, patternDayTrader, externalExecution, clear
+                     * @enum {string}
+                     */
+                    Fault: "reject" | "delay" | "partialFill" | "disconnect" | "reconnect" | "delink" | "marginCall" | "patternDayTrader" | "externalExecution" | "clear";
+                    /** @description reject: how many of the next orders (default 1) */
+                    Count?: number;
+                    /** @description reject, delink, marginCall, patternDayTrader: the broker's reason */
+                    Reason?: string;
+                    /** @description delay: seconds of the service clock */
+                    Seconds?: number;
+                    /** @description partialFill: the part of the quantity filled first */
+                    Fraction?: number;
+                    /** @description externalExecution: ServiceSymbol FullSymbol */
+                    Symbol?: string;
+                    /**
+                     * @description externalExecution
+                     * @enum {string}
+                     */
+                    Side?: "buy" | "sell";
+                    /** @description externalExecution */
+                    Quantity?: number;
+                    /** @description externalExecution: the price (default: the quote's touch) */
+                    Price?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["BrokerFault"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -85,6 +85,8 @@ export function brokerTransition(state: BrokerOrderState, event: BrokerOrderEven
     if (status === "PendingReplace" && event === "replaced") return to(back);
     // The broker took an order the service had already asked to cancel: the cancel still stands.
     if (event === "acknowledged" && prior === "PendingNew") return to(status, "Working");
+    // Or refused it: it never worked, and the cancel has nothing left to cancel.
+    if (event === "rejected" && prior === "PendingNew") return to("Rejected");
     return refused();
   }
   if (!isLive(status)) return refused();

@@ -32,4 +32,6 @@ export const EXAMPLE = {
   /** The customer's brokerage account at the simulated broker, autotrading the first strategy (the customer's own). */
   autotradeAccount: "SIM-100200",
   brokerId: 1,
+  /** The customer's account at the simulated broker. */
+  brokerAccount: "SIM-BEN-1",
 } as const;

@@ -2,6 +2,7 @@ import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Permission } from "../../core/access.js";
 import type { ApprovalScheduler } from "../../engine/approvals.js";
 import type { Biller } from "../../engine/biller.js";
+import type { BrokerRegistry } from "../../engine/brokers/registry.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
 import type { WebhookDeliverer } from "../../engine/webhooks/deliverer.js";
@@ -35,6 +36,8 @@ export interface OperationContext extends TradingContext {
   readonly webhooks: WebhookDeliverer;
   /** Whether the sandbox is on (webhook endpoints may then be http and local). */
   readonly sandbox: boolean;
+  /** The brokers, by id (the sandbox sets the simulated broker's faults). */
+  readonly brokers: BrokerRegistry;
 }
 
 interface OperationBase<Input extends TObject> {

@@ -7,6 +7,7 @@ import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
 import type { ApprovalScheduler } from "../../engine/approvals.js";
 import type { Biller } from "../../engine/biller.js";
+import type { BrokerRegistry } from "../../engine/brokers/registry.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { WebhookDeliverer } from "../../engine/webhooks/deliverer.js";
 import type { KeySessions } from "../../services/key-sessions.js";
@@ -51,6 +52,7 @@ export interface V4Dependencies {
   readonly biller: Biller;
   readonly approvals: ApprovalScheduler;
   readonly webhooks: WebhookDeliverer;
+  readonly brokers: BrokerRegistry;
 }
 
 declare module "fastify" {
@@ -218,6 +220,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         approvals: deps.approvals,
         webhooks: deps.webhooks,
         sandbox: deps.sandbox,
+        brokers: deps.brokers,
         ...deps.runtime,
       };
       // Private: answers are per key (site scoping), so shared caches must not keep them.

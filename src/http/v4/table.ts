@@ -1,6 +1,7 @@
 import type { Operation } from "./operation.js";
 import { autotradeApprovalOperations } from "./operations/autotrade-approvals.js";
 import { autotradeSetupOperations } from "./operations/autotrade-setups.js";
+import { brokerFaultOperations } from "./operations/broker-faults.js";
 import { checkoutOperations } from "./operations/checkout.js";
 import { discoveryOperations } from "./operations/discovery.js";
 import { generalOperations } from "./operations/general.js";
@@ -40,4 +41,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...autotradeApprovalOperations,
   ...webhookOperations,
   ...autotradeSetupOperations,
+  ...brokerFaultOperations,
 ];
