@@ -5,6 +5,9 @@ import type { RateLimitConfig } from "./config.js";
 import { POLL_INTERVAL_MS } from "./core/checkout.js";
 import { ControllableClock } from "./core/clock.js";
 import { ApprovalScheduler } from "./engine/approvals.js";
+import { Copier } from "./engine/autotrade/copier.js";
+import { copierMarket } from "./engine/autotrade/copier-market.js";
+import { AutotradeDesk } from "./engine/autotrade/desk.js";
 import { Biller } from "./engine/biller.js";
 import { BrokerRegistry } from "./engine/brokers/registry.js";
 import { SimulatedBroker } from "./engine/brokers/simulated.js";
@@ -41,9 +44,6 @@ import type { Storage } from "./store/storage.js";
 
 export type ServerName = V4Server | "LEGACY";
 
-/** The outbox's consumers. */
-const CONSUMERS = [recordsConsumer];
-
 export interface AppOptions {
   readonly storage: Storage;
   readonly logger: Logger;
@@ -64,6 +64,8 @@ export interface AppOptions {
   readonly prepare?: (runtime: Runtime & Pick<TradingRuntime, "frame">) => Promise<void>;
   /** Where customers' money is taken; the sandbox provider unless given (no real processor is wired in). */
   readonly payments?: PaymentProvider;
+  /** How often the autotrade desk retries unsent orders and applies stops, real milliseconds (default 5 s; 0: only when driven). */
+  readonly autotradePassMs?: number;
   /** How often the recurring biller runs a pass, real milliseconds (default a minute; 0: only when driven). */
   readonly billingIntervalMs?: number;
   /** How often the approvals scheduler runs a pass, real milliseconds (default a minute; 0: only when driven). */
@@ -88,6 +90,8 @@ export interface App {
   readonly webhooks: WebhookDeliverer;
   /** The brokers the service trades through, by broker id. */
   readonly brokers: BrokerRegistry;
+  /** The autotrade desk: brokerage accounts, their setups and account orders. */
+  readonly desk: AutotradeDesk;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -103,12 +107,18 @@ export async function createApp(options: AppOptions): Promise<App> {
   const secret = await settingOrInit(storage.db, "cursor_secret", randomBytes(32).toString("base64url"));
   const sessions = new KeySessions();
   const frame = openFrame(storage);
-  const runtime = { storage, clock, frame, market };
-  let fillLoop: FillLoop;
   const brokers = new BrokerRegistry(
     new SimulatedBroker(storage, clock, market, logger.child({ component: "simulated-broker" })),
   );
-  const outbox = new OutboxRunner(storage, frame, CONSUMERS, logger.child({ component: "outbox" }));
+  const desk = new AutotradeDesk(storage, clock, brokers, logger.child({ component: "autotrade" }), {
+    passMs: options.autotradePassMs ?? 5000,
+  });
+  // Services tell the desk when setups change (runtime.autotrade).
+  const runtime = { storage, clock, frame, market, autotrade: desk };
+  let fillLoop: FillLoop;
+  // The outbox's consumers: the strategies' records, and the autotrade copier.
+  const consumers = [recordsConsumer, new Copier(desk, copierMarket(frame, market, clock))];
+  const outbox = new OutboxRunner(storage, frame, consumers, logger.child({ component: "outbox" }));
   try {
     await options.prepare?.(runtime);
     fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
@@ -118,9 +128,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     fillLoop.follow(brokers.simulated);
     await fillLoop.start();
     await brokers.start();
+    await desk.start();
     await outbox.start();
   } catch (error) {
     await outbox.stop();
+    await desk.stop();
     await frame.close();
     throw error;
   }
@@ -128,7 +140,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     storage,
     frame,
     fillLoop: () => fillLoop.status,
-    consumers: CONSUMERS.map((consumer) => consumer.name),
+    consumers: consumers.map((consumer) => consumer.name),
     systemNow: options.systemNow,
   });
   const probes: Probes = {
@@ -157,6 +169,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, options.systemNow),
     fillLoop,
     brokers,
+    desk,
     runtime,
     sessions,
     limiter: new RateLimiter(options.rateLimit, options.systemNow),
@@ -191,14 +204,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     approvals,
     webhooks,
     brokers,
+    desk,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await biller.stop();
       await approvals.stop();
       await webhooks.stop();
       await fillLoop.stop();
-      await brokers.close();
       await outbox.stop();
+      await desk.stop();
+      await brokers.close();
       await frame.close();
     },
   };

@@ -36,5 +36,6 @@ export function probeServer(
     approvals: service.app.approvals,
     webhooks: service.app.webhooks,
     brokers: service.app.brokers,
+    desk: service.app.desk,
   });
 }

@@ -146,6 +146,7 @@ async function serviceOn(
     fillLoopTickMs: options.fillLoopTickMs ?? 0,
     billingIntervalMs: 0,
     approvalsIntervalMs: 0,
+    autotradePassMs: 0,
     webhookIntervalMs: 0,
     timeouts: options.timeouts,
   });

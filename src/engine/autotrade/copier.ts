@@ -79,7 +79,6 @@ export class Copier implements OutboxConsumer {
         if (isZero(storedDecimal(fill.position_after))) this.desk.followFlat(fill.strategy_id, fill.symbol);
       }
     }
-    this.desk.adopt(accountOrders);
     return { ...noWrites(), accountOrders, copySkips };
   }
 
@@ -133,7 +132,7 @@ export class Copier implements OutboxConsumer {
         continue;
       }
       if (open) this.desk.opened(account, setup.id, order.symbol);
-      made.push({
+      const row: NewAccountOrder = {
         account_id: account.id,
         setup_id: setup.id,
         strategy_id: order.strategy_id,
@@ -161,7 +160,10 @@ export class Copier implements OutboxConsumer {
         updated_at: event.atMs,
         sent_at: null,
         closed_at: null,
-      });
+      };
+      made.push(row);
+      // Held at once: the events after this one (a fill taking the strategy flat) see it.
+      this.desk.adopt([row]);
     }
   }
 }

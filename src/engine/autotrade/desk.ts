@@ -76,14 +76,16 @@ export class AutotradeDesk implements SetupListener {
   /** Setups to read again, and the read under way. */
   readonly #stale = new Set<number>();
   #reading: Promise<void> | null = null;
+  private readonly passMs: number;
 
   constructor(
     private readonly storage: Storage,
     private readonly clock: Pick<ControllableClock, "nowMs">,
     private readonly ports: BrokerPorts,
     private readonly logger: Logger,
-    private readonly passMs = PASS_MS,
+    options: { readonly passMs?: number } = {},
   ) {
+    this.passMs = options.passMs ?? PASS_MS;
     for (const port of ports.all()) port.onReport((report) => this.#onReport(report));
   }
 

@@ -18,6 +18,11 @@ export class BrokerRegistry {
     return this.#ports.get(brokerId);
   }
 
+  /** Every broker wired in (the desk hears each one's reports). */
+  all(): readonly BrokerPort[] {
+    return [...this.#ports.values()];
+  }
+
   async start(): Promise<void> {
     await this.simulated.start();
   }

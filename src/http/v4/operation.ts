@@ -1,6 +1,7 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Permission } from "../../core/access.js";
 import type { ApprovalScheduler } from "../../engine/approvals.js";
+import type { AutotradeDesk } from "../../engine/autotrade/desk.js";
 import type { Biller } from "../../engine/biller.js";
 import type { BrokerRegistry } from "../../engine/brokers/registry.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
@@ -38,6 +39,8 @@ export interface OperationContext extends TradingContext {
   readonly sandbox: boolean;
   /** The brokers, by id (the sandbox sets the simulated broker's faults). */
   readonly brokers: BrokerRegistry;
+  /** The autotrade desk: the sandbox's clock moves run a pass before they answer. */
+  readonly desk: AutotradeDesk;
 }
 
 interface OperationBase<Input extends TObject> {

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
 import type { ApprovalScheduler } from "../../engine/approvals.js";
+import type { AutotradeDesk } from "../../engine/autotrade/desk.js";
 import type { Biller } from "../../engine/biller.js";
 import type { BrokerRegistry } from "../../engine/brokers/registry.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
@@ -53,6 +54,7 @@ export interface V4Dependencies {
   readonly approvals: ApprovalScheduler;
   readonly webhooks: WebhookDeliverer;
   readonly brokers: BrokerRegistry;
+  readonly desk: AutotradeDesk;
 }
 
 declare module "fastify" {
@@ -221,6 +223,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         webhooks: deps.webhooks,
         sandbox: deps.sandbox,
         brokers: deps.brokers,
+        desk: deps.desk,
         ...deps.runtime,
       };
       // Private: answers are per key (site scoping), so shared caches must not keep them.

@@ -41,6 +41,7 @@ export const sandboxOperations = [
       await ctx.fillLoop.catchUp();
       await ctx.biller.run();
       await ctx.approvals.run();
+      await ctx.desk.run();
       await ctx.webhooks.run();
       return [{ Now: now }];
     },
@@ -63,6 +64,7 @@ export const sandboxOperations = [
       await ctx.fillLoop.catchUp();
       await ctx.biller.run();
       await ctx.approvals.run();
+      await ctx.desk.run();
       await ctx.webhooks.run();
       return [{ Now: now }];
     },

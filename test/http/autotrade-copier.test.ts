@@ -1,0 +1,310 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { decimal } from "../../src/core/decimal.js";
+import { COPIER_CONSUMER } from "../../src/engine/autotrade/copier.js";
+import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
+import { follow, startAutotrade, stopAutotrade } from "../helpers/autotrade.js";
+import {
+  ADMIN_KEY,
+  BACKENDS,
+  freshStorage,
+  type Population,
+  populate,
+  startTestService,
+  type TestService,
+  type TestStorage,
+  until,
+} from "../helpers/service.js";
+import { cancelOrder, MARKET_OPEN, newStrategy, placed, setQuote, stockOrder } from "../helpers/trading.js";
+
+/**
+ * The copier end to end: strategy orders sent over the API are copied,
+ * scaled, into followers' accounts at the simulated broker, and what the
+ * broker does comes back through its reports.
+ */
+
+let accounts = 0;
+
+/** The storage, left open when a service on it closes (a restart opens another service on it). */
+const kept = (storage: TestStorage): TestStorage => ({ ...storage, dispose: async () => {} });
+
+for (const backend of BACKENDS) {
+  describe(`the autotrade copier (${backend})`, () => {
+    let fresh: TestStorage;
+    let service: TestService;
+    let p: Population;
+
+    /** Until the copier's batches, the broker's answers and reports and the desk's writes are all done. */
+    const settle = async () => {
+      // The copier has consumed every strategy event (an account it had not seen is read from storage first).
+      await until(async () => {
+        const behind = await service.storage.db
+          .selectFrom("accounts as a")
+          .leftJoin("outbox_positions as o", (join) =>
+            join.onRef("o.account_id", "=", "a.id").on("o.consumer", "=", COPIER_CONSUMER),
+          )
+          .select("a.id")
+          .where("a.kind", "=", "model")
+          .where((eb) => eb("a.event_seq", ">", eb.fn.coalesce("o.seq", eb.lit(0))))
+          .execute();
+        return behind.length === 0;
+      });
+      for (let i = 0; i < 4; i++) {
+        await service.app.runtime.frame.drain();
+        await service.app.desk.settled();
+        await service.app.brokers.simulated.drain();
+      }
+    };
+
+    /** A strategy of person A and an account of person B following it; answers both. */
+    const following = async (extra: Record<string, unknown> = {}, cash = "50000") => {
+      const strategyId = await newStrategy(service, p.keys.personA, 100_000, `Copied ${accounts + 1}`);
+      accounts += 1;
+      const account = `COPY-${backend}-${accounts}`;
+      await openSimulatedBrokerAccount(service.app.runtime, {
+        personId: p.people.personB,
+        brokerId: 1,
+        account,
+        cash: decimal(cash),
+        paper: false,
+      });
+      await follow(service, p.people.personB, strategyId);
+      const started = await startAutotrade(service, ADMIN_KEY, {
+        Account: account,
+        PersonId: p.people.personB,
+        StrategyId: strategyId,
+        EnableStocks: true,
+        EnableForex: false,
+        ...extra,
+      });
+      assert.equal(started.status, 200, started.text);
+      await settle();
+      return { strategyId, account };
+    };
+
+    const ordersOf = (account: string) =>
+      service.storage.db
+        .selectFrom("account_orders as o")
+        .innerJoin("broker_accounts as b", "b.account_id", "o.account_id")
+        .select([
+          "o.symbol",
+          "o.side",
+          "o.open_close",
+          "o.order_type",
+          "o.quantity",
+          "o.status",
+          "o.reason",
+          "o.idempotency_key",
+          "o.source_order_id",
+          "o.purpose",
+        ])
+        .where("b.account_number", "=", account)
+        .orderBy("o.id")
+        .execute();
+    const heldBy = async (account: string, symbol = "AAPL") => {
+      const row = await service.storage.db
+        .selectFrom("autotrade_positions as p")
+        .innerJoin("broker_accounts as b", "b.account_id", "p.account_id")
+        .select("p.quantity")
+        .where("b.account_number", "=", account)
+        .where("p.symbol", "=", symbol)
+        .executeTakeFirst();
+      return row?.quantity ?? "0";
+    };
+    const atBroker = async (account: string, symbol = "AAPL") => {
+      const held = await service.app.brokers.simulated.positions({ brokerId: 1, account });
+      const position = held.find((h) => h.symbol === symbol);
+      return position ? String(Number(position.quantity) / 1e8) : "0";
+    };
+    const fault = async (account: string, body: Record<string, unknown>) => {
+      const r = await service.call("GEN", "POST", "/Sandbox/SetBrokerFault", {
+        key: ADMIN_KEY,
+        body: { Account: account, ...body },
+      });
+      assert.equal(r.status, 200, r.text);
+      await settle();
+    };
+    const trade = async (
+      strategyId: number,
+      side: "buy" | "sell",
+      quantity: number,
+      extra: Record<string, unknown> = {},
+    ) => {
+      const result = await placed(service, p.keys.personA, stockOrder(strategyId, "AAPL", side, quantity, extra));
+      await settle();
+      return result;
+    };
+
+    before(async () => {
+      fresh = await freshStorage(backend);
+      service = await startTestService(backend, { storage: kept(fresh), marketFeed: { kind: "manual" } });
+      p = await populate(service);
+      await service.call("GEN", "POST", "/Sandbox/SetClock", { key: ADMIN_KEY, body: { Now: MARKET_OPEN } });
+      await setQuote(service, "AAPL", 200, 200.1);
+    });
+    after(async () => {
+      await service.close();
+      await fresh.dispose();
+    });
+
+    test("a strategy market order is copied, scaled by the accounts' values, and fills at the broker", async () => {
+      const { strategyId, account } = await following();
+      await trade(strategyId, "buy", 100);
+      const [copy] = await ordersOf(account);
+      assert.equal(copy?.quantity, "50");
+      assert.equal(copy?.status, "Filled");
+      assert.equal(copy?.purpose, "copy");
+      assert.equal(await heldBy(account), "50");
+      assert.equal(await atBroker(account), "50");
+    });
+
+    test("a partial close follows in proportion, and the strategy's last close takes the follower flat", async () => {
+      const { strategyId, account } = await following({ ScalingPercentage: 30 }, "100000");
+      await trade(strategyId, "buy", 100);
+      assert.equal(await heldBy(account), "30");
+      await trade(strategyId, "sell", 40);
+      assert.equal(await heldBy(account), "18");
+      await trade(strategyId, "sell", 60);
+      assert.equal(await heldBy(account), "0");
+      assert.equal(await atBroker(account), "0");
+      const quantities = (await ordersOf(account)).map((o) => `${o.side} ${o.quantity} ${o.status}`);
+      assert.deepEqual(quantities, ["buy 30 Filled", "sell 12 Filled", "sell 18 Filled"]);
+    });
+
+    test("a resting limit order is copied to the broker and canceled with the strategy's", async () => {
+      const { strategyId, account } = await following();
+      const { SignalId } = await trade(strategyId, "buy", 10, { OrderType: "2", Limit: 150 });
+      assert.deepEqual(
+        (await ordersOf(account)).map((o) => [o.order_type, o.quantity, o.status]),
+        [["limit", "5", "Working"]],
+      );
+      const canceled = await cancelOrder(service, p.keys.personA, strategyId, SignalId);
+      assert.equal(canceled.status, 200, canceled.text);
+      await settle();
+      assert.deepEqual(
+        (await ordersOf(account)).map((o) => o.status),
+        ["Canceled"],
+      );
+    });
+
+    test("what the setup forbids is skipped, with its reason recorded", async () => {
+      const { strategyId, account } = await following({ EnableStocks: false, EnableFutures: true });
+      const { SignalId } = await trade(strategyId, "buy", 10);
+      assert.deepEqual(await ordersOf(account), []);
+      const skips = await service.storage.db
+        .selectFrom("copy_skips")
+        .select(["reason", "source_order_id"])
+        .where("strategy_id", "=", strategyId)
+        .execute();
+      assert.deepEqual(skips, [{ reason: "class_disabled", source_order_id: SignalId }]);
+    });
+
+    test("the broker refusing a copy ends it rejected with the broker's reason, nothing else applied", async () => {
+      const { strategyId, account } = await following();
+      await fault(account, { Fault: "reject", Reason: "Insufficient buying power" });
+      await trade(strategyId, "buy", 10);
+      const [copy] = await ordersOf(account);
+      assert.equal(copy?.status, "Rejected");
+      assert.equal(copy?.reason, "Insufficient buying power");
+      assert.equal(await heldBy(account), "0");
+    });
+
+    test("a partly filled copy is closed when the strategy goes flat", async () => {
+      const { strategyId, account } = await following({}, "100000");
+      await fault(account, { Fault: "partialFill", Fraction: 0.5 });
+      await trade(strategyId, "buy", 10);
+      assert.equal(await heldBy(account), "5");
+      await fault(account, { Fault: "clear" });
+      await trade(strategyId, "sell", 10);
+      assert.equal(await heldBy(account), "0");
+      assert.equal(await atBroker(account), "0");
+    });
+
+    test("a stop is requested at once and applied on the desk's next pass: orders canceled, positions closed", async () => {
+      const { strategyId, account } = await following();
+      await trade(strategyId, "buy", 20);
+      await trade(strategyId, "buy", 10, { OrderType: "2", Limit: 150 });
+      const stopped = await stopAutotrade(service, ADMIN_KEY, {
+        Account: account,
+        PersonId: p.people.personB,
+        StrategyId: strategyId,
+        BrokerId: 1,
+      });
+      assert.equal(stopped.status, 200, stopped.text);
+      const requested = await service.call("GEN", "GET", "/Autotrade/GetAutotradeSettings", {
+        key: ADMIN_KEY,
+        query: { PersonId: String(p.people.personB), Account: account },
+      });
+      assert.equal(requested.json.Results[0].IsAutotradeDisabledReason, "Stop requested");
+      await service.call("GEN", "POST", "/Sandbox/AdvanceClock", { key: ADMIN_KEY, body: { Seconds: 1 } });
+      await settle();
+      assert.equal(await heldBy(account), "0");
+      assert.deepEqual(
+        (await ordersOf(account)).map((o) => `${o.purpose} ${o.side} ${o.quantity} ${o.status}`),
+        ["copy buy 10 Filled", "copy buy 5 Canceled", "close sell 10 Filled"],
+      );
+      const setup = await service.storage.db
+        .selectFrom("autotrade_setups")
+        .select(["status", "live_key"])
+        .where("strategy_id", "=", strategyId)
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(setup, { status: "stopped", live_key: null });
+      // A stopped setup copies nothing more.
+      await trade(strategyId, "buy", 10);
+      assert.equal((await ordersOf(account)).length, 3);
+    });
+
+    test("a delink disables autotrade with the broker's reason, and nothing more is copied", async () => {
+      const { strategyId, account } = await following();
+      await fault(account, { Fault: "delink", Reason: "Authorization revoked" });
+      const setup = await service.storage.db
+        .selectFrom("autotrade_setups")
+        .select(["is_autotrade_enabled", "autotrade_disabled_reason"])
+        .where("strategy_id", "=", strategyId)
+        .executeTakeFirstOrThrow();
+      assert.equal(setup.is_autotrade_enabled, 0);
+      assert.match(setup.autotrade_disabled_reason ?? "", /delinked the account: Authorization revoked/);
+      await trade(strategyId, "buy", 10);
+      assert.deepEqual(await ordersOf(account), []);
+    });
+
+    test("an order the service did not send executing in the account disables AutoSync", async () => {
+      const { strategyId, account } = await following();
+      await fault(account, { Fault: "externalExecution", Symbol: "AAPL", Side: "buy", Quantity: 3 });
+      const setup = await service.storage.db
+        .selectFrom("autotrade_setups")
+        .select(["is_sync_enabled", "sync_disabled_reason", "is_autotrade_enabled"])
+        .where("strategy_id", "=", strategyId)
+        .executeTakeFirstOrThrow();
+      assert.equal(setup.is_sync_enabled, 0);
+      assert.equal(setup.is_autotrade_enabled, 1);
+      assert.match(setup.sync_disabled_reason ?? "", /did not send/);
+    });
+
+    test("a copy made while the broker is unreachable is sent once, under its key, after a restart", async () => {
+      const { strategyId, account } = await following();
+      await fault(account, { Fault: "disconnect" });
+      await trade(strategyId, "buy", 10);
+      const [unsent] = await ordersOf(account);
+      assert.equal(unsent?.status, "PendingNew");
+      await service.close();
+      service = await startTestService(backend, {
+        storage: { ...fresh, dispose: async () => {} },
+        marketFeed: { kind: "manual" },
+      });
+      await setQuote(service, "AAPL", 200, 200.1);
+      await fault(account, { Fault: "reconnect" });
+      await service.call("GEN", "POST", "/Sandbox/AdvanceClock", { key: ADMIN_KEY, body: { Seconds: 1 } });
+      await settle();
+      const [sent] = await ordersOf(account);
+      assert.equal(sent?.status, "Filled");
+      const atTheBroker = await service.storage.db
+        .selectFrom("sim_broker_orders")
+        .select((eb) => eb.fn.countAll<number | string>().as("n"))
+        .where("idempotency_key", "=", sent?.idempotency_key ?? "")
+        .executeTakeFirstOrThrow();
+      assert.equal(Number(atTheBroker.n), 1);
+      assert.equal(await heldBy(account), "5");
+    });
+  });
+}
