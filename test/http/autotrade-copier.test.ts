@@ -254,6 +254,29 @@ for (const backend of BACKENDS) {
       assert.equal((await ordersOf(account)).length, 3);
     });
 
+    test("a setup whose person no longer follows the strategy is stopped on the next pass, positions left open", async () => {
+      const { strategyId, account } = await following();
+      await trade(strategyId, "buy", 10);
+      const nowMs = service.app.runtime.clock.nowMs();
+      await service.storage.db
+        .updateTable("subscriptions")
+        .set({ ended_at: nowMs })
+        .where("person_id", "=", p.people.personB)
+        .where("strategy_id", "=", strategyId)
+        .execute();
+      await service.call("GEN", "POST", "/Sandbox/AdvanceClock", { key: ADMIN_KEY, body: { Seconds: 1 } });
+      await settle();
+      const setup = await service.storage.db
+        .selectFrom("autotrade_setups")
+        .select("status")
+        .where("strategy_id", "=", strategyId)
+        .executeTakeFirstOrThrow();
+      assert.equal(setup.status, "stopped");
+      assert.equal(await heldBy(account), "5");
+      await trade(strategyId, "buy", 10);
+      assert.equal((await ordersOf(account)).length, 1);
+    });
+
     test("a delink disables autotrade with the broker's reason, and nothing more is copied", async () => {
       const { strategyId, account } = await following();
       await fault(account, { Fault: "delink", Reason: "Authorization revoked" });

@@ -19,6 +19,7 @@ import {
 import type { OrderStatus } from "../../core/orders/status.js";
 import { applyFill, FLAT } from "../../core/positions.js";
 import type { SetupListener } from "../../services/runtime.js";
+import { givesAccess, liveKeyOf } from "../../services/subscription-rows.js";
 import type { NewAccountOrder } from "../../store/journal/batch.js";
 import type { Storage } from "../../store/storage.js";
 import { transaction } from "../../store/transaction.js";
@@ -54,6 +55,9 @@ export interface Follower {
   readonly account: FollowerAccount;
   readonly setup: FollowedSetup;
 }
+
+/** Setups read per statement. */
+const READ_CHUNK = 500;
 
 /** How often unsent orders are tried again and requested stops applied (real time). */
 const PASS_MS = 5_000;
@@ -129,6 +133,7 @@ export class AutotradeDesk implements SetupListener {
    */
   async run(): Promise<void> {
     await this.#refresh();
+    await this.#stopLapsed();
     for (const account of this.#accounts.values()) this.#applyStops(account);
     for (const account of this.#accounts.values()) {
       for (const held of account.orders.values()) if (held.row.sent_at === null) this.#send(account, held);
@@ -308,6 +313,53 @@ export class AutotradeDesk implements SetupListener {
       this.#reading = null;
     });
     await this.#reading;
+  }
+
+  /**
+   * Setups whose person no longer follows the strategy (a subscription that
+   * ran to the end of its term, or lapsed unpaid) are stopped, positions left
+   * open: the service may no longer trade them, and the customer did not say
+   * to close them. The owner's own setups need no subscription.
+   */
+  async #stopLapsed(): Promise<void> {
+    const setups = [...this.#accounts.values()].flatMap((account) =>
+      [...account.setups.values()].filter((setup) => setup.status === "active"),
+    );
+    if (setups.length === 0) return;
+    const nowMs = this.clock.nowMs();
+    const db = this.storage.db;
+    const owners = new Map<number, number>();
+    const access = new Map<string, boolean>();
+    for (let first = 0; first < setups.length; first += READ_CHUNK) {
+      const chunk = setups.slice(first, first + READ_CHUNK);
+      const strategies = await db
+        .selectFrom("strategies")
+        .select(["id", "owner_person_id"])
+        .where("id", "in", [...new Set(chunk.map((s) => s.strategyId))])
+        .execute();
+      for (const row of strategies) owners.set(row.id, row.owner_person_id);
+      const keys = chunk
+        .filter((s) => owners.get(s.strategyId) !== s.personId)
+        .map((s) => liveKeyOf(s.personId, s.strategyId));
+      if (keys.length === 0) continue;
+      const live = await db
+        .selectFrom("subscriptions")
+        .select(["live_key", "kind", "ended_at", "paid_until"])
+        .where("live_key", "in", keys)
+        .execute();
+      for (const row of live) if (row.live_key !== null) access.set(row.live_key, givesAccess(row, nowMs));
+    }
+    for (const setup of setups) {
+      if (owners.get(setup.strategyId) === setup.personId) continue;
+      if (access.get(liveKeyOf(setup.personId, setup.strategyId)) === true) continue;
+      const account = this.#accounts.get(setup.accountId);
+      account?.setups.set(setup.id, {
+        ...setup,
+        status: "stop_requested",
+        stopLeavesPositionsOpen: true,
+        stopTerminatesSubscription: false,
+      });
+    }
   }
 
   /** Applies the account's requested stops: open orders canceled, positions closed unless left open. */
