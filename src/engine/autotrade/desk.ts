@@ -137,6 +137,12 @@ export class AutotradeDesk implements SetupListener {
     for (const account of this.#accounts.values()) this.#applyStops(account);
     for (const account of this.#accounts.values()) {
       for (const held of account.orders.values()) if (held.row.sent_at === null) this.#send(account, held);
+      // A close the broker refused (or canceled) is made again, once a pass: never in a loop on a refusal.
+      for (const key of account.flatWanted) {
+        const [setupId, symbol] = key.split("|") as [string, string];
+        const setup = account.setups.get(Number(setupId));
+        if (setup) this.#closeUncovered(account, setup.id, setup.strategyId, symbol);
+      }
     }
     this.#schedule();
     await this.settled();
