@@ -254,6 +254,48 @@ for (const backend of BACKENDS) {
       assert.equal((await ordersOf(account)).length, 3);
     });
 
+    test("the automatic stop loss rests beside the strategy's exits and closes the holding at its loss", async () => {
+      const { strategyId, account } = await following({ AutoStopLossDollars: 100 });
+      await trade(strategyId, "buy", 100);
+      const resting = (await ordersOf(account)).filter((o) => o.purpose === "auto_stop");
+      // 50 bought at 200.1: 100 dollars of loss is 2 dollars a share.
+      assert.deepEqual(
+        resting.map((o) => `${o.side} ${o.quantity} ${o.order_type} ${o.status}`),
+        ["sell 50 stop Working"],
+      );
+      const stop = await service.storage.db
+        .selectFrom("account_orders")
+        .select("stop_price")
+        .where("idempotency_key", "=", resting[0]?.idempotency_key ?? "")
+        .executeTakeFirstOrThrow();
+      assert.equal(stop.stop_price, "198.1");
+      // The strategy's own exit for part of the holding: the stop follows what is left.
+      await trade(strategyId, "sell", 40);
+      const after = (await ordersOf(account)).filter((o) => o.purpose === "auto_stop");
+      assert.deepEqual(
+        after.map((o) => `${o.quantity} ${o.status}`),
+        ["50 Canceled", "30 Working"],
+      );
+      // 30 left at 200.1: the stop moved to 196.77 (100 dollars over 30 shares, rounded up to the cent).
+      const moved = await service.storage.db
+        .selectFrom("account_orders")
+        .select("stop_price")
+        .where("idempotency_key", "=", after[1]?.idempotency_key ?? "")
+        .executeTakeFirstOrThrow();
+      assert.equal(moved.stop_price, "196.77");
+      await setQuote(service, "AAPL", 197, 197.1);
+      await settle();
+      assert.equal(await heldBy(account), "30");
+      await setQuote(service, "AAPL", 196.5, 196.6);
+      await settle();
+      assert.equal(await heldBy(account), "0");
+      assert.equal(await atBroker(account), "0");
+      // The strategy closes later: the follower has nothing left to close.
+      await setQuote(service, "AAPL", 200, 200.1);
+      await trade(strategyId, "sell", 60);
+      assert.equal(await heldBy(account), "0");
+    });
+
     test("a setup whose person no longer follows the strategy is stopped on the next pass, positions left open", async () => {
       const { strategyId, account } = await following();
       await trade(strategyId, "buy", 10);

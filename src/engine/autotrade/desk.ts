@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import { autoStopPrice } from "../../core/autotrade/auto-stop.js";
 import { BROKER_TERMINAL, type BrokerOrderEvent, brokerTransition } from "../../core/autotrade/broker-order.js";
 import type { ControllableClock } from "../../core/clock.js";
 import {
@@ -22,6 +23,7 @@ import type { SetupListener } from "../../services/runtime.js";
 import { givesAccess, liveKeyOf } from "../../services/subscription-rows.js";
 import type { NewAccountOrder } from "../../store/journal/batch.js";
 import type { Storage } from "../../store/storage.js";
+import { instrumentOf } from "../../store/trading-state.js";
 import { transaction } from "../../store/transaction.js";
 import type { AccountReport, BrokerPort, BrokerReport, OrderReport } from "../brokers/port.js";
 import { type DeskWrites, isEmptyDeskWrites, noDeskWrites, writeDesk } from "./desk-writes.js";
@@ -186,7 +188,14 @@ export class AutotradeDesk implements SetupListener {
   openQuantity(account: FollowerAccount, setupId: number, symbol: string, openClose: "open" | "close"): Decimal {
     let total = ZERO;
     for (const { row } of account.orders.values()) {
-      if (row.setup_id !== setupId || row.symbol !== symbol || row.open_close !== openClose) continue;
+      // The automatic stop loss rests beside the strategy's exits: it covers nothing they must close.
+      if (
+        row.setup_id !== setupId ||
+        row.symbol !== symbol ||
+        row.open_close !== openClose ||
+        row.purpose === "auto_stop"
+      )
+        continue;
       const leaves = sub(storedDecimal(row.quantity), storedDecimal(row.filled_quantity));
       total = add(total, row.side === "buy" ? leaves : sub(ZERO, leaves));
     }
@@ -415,28 +424,44 @@ export class AutotradeDesk implements SetupListener {
     symbolType: string,
     held: Decimal,
   ): void {
+    this.#makeOrder(account, { setupId, strategyId, symbol, symbolType, held, purpose: "close", stop: null });
+  }
+
+  /** Makes an order closing `held` (signed): at market, or a stop (the automatic stop loss). */
+  #makeOrder(
+    account: FollowerAccount,
+    order: {
+      readonly setupId: number;
+      readonly strategyId: number;
+      readonly symbol: string;
+      readonly symbolType: string;
+      readonly held: Decimal;
+      readonly purpose: "close" | "auto_stop";
+      readonly stop: Decimal | null;
+    },
+  ): void {
     const now = this.clock.nowMs();
     const row: NewAccountOrder = {
       account_id: account.id,
-      setup_id: setupId,
-      strategy_id: strategyId,
+      setup_id: order.setupId,
+      strategy_id: order.strategyId,
       source_order_id: null,
-      purpose: "close",
-      symbol,
-      symbol_type: symbolType,
-      side: sign(held) > 0 ? "sell" : "buy",
+      purpose: order.purpose,
+      symbol: order.symbol,
+      symbol_type: order.symbolType,
+      side: sign(order.held) > 0 ? "sell" : "buy",
       open_close: "close",
-      order_type: "market",
-      tif: "day",
-      quantity: formatDecimal(abs(held)),
+      order_type: order.stop === null ? "market" : "stop",
+      tif: order.stop === null ? "day" : "gtc",
+      quantity: formatDecimal(abs(order.held)),
       limit_price: null,
-      stop_price: null,
+      stop_price: order.stop === null ? null : formatDecimal(order.stop),
       status: "PendingNew",
       prior_status: null,
       awaiting_confirmation: 0,
       filled_quantity: "0",
       filled_notional: "0",
-      idempotency_key: `close:${account.id}:${randomUUID()}`,
+      idempotency_key: `${order.purpose}:${account.id}:${randomUUID()}`,
       broker_order_id: null,
       replaces_id: null,
       reason: null,
@@ -447,6 +472,49 @@ export class AutotradeDesk implements SetupListener {
     };
     account.orders.set(row.idempotency_key, { row, stored: false, asking: false, fillIds: new Set() });
     this.#writes.made.set(row.idempotency_key, row);
+  }
+
+  /**
+   * Keeps the setup's automatic stop loss in the symbol resting for the whole
+   * holding at its price: a holding that moved gets a new stop in place of
+   * the old; a flat one none.
+   */
+  #restStop(account: FollowerAccount, setupId: number, strategyId: number, symbol: string, symbolType: string): void {
+    const dollars = account.setups.get(setupId)?.settings.autoStopLossDollars ?? null;
+    const stops = [...account.orders.values()].filter(
+      ({ row }) =>
+        row.setup_id === setupId &&
+        row.symbol === symbol &&
+        row.purpose === "auto_stop" &&
+        row.status !== "PendingCancel",
+    );
+    const position = account.positions.get(positionKey(strategyId, symbol))?.position;
+    const price =
+      dollars === null || !position ? null : autoStopPrice(position, dollars, instrumentOf(symbol, symbolType));
+    const wanted =
+      price === null || !position
+        ? null
+        : { quantity: formatDecimal(abs(position.quantity)), stop: formatDecimal(price) };
+    const [kept, ...others] = stops;
+    if (
+      wanted &&
+      kept &&
+      others.length === 0 &&
+      kept.row.quantity === wanted.quantity &&
+      kept.row.stop_price === wanted.stop
+    )
+      return;
+    for (const stop of stops) this.#cancel(account, stop, "The holding it protected changed");
+    if (wanted && position && price)
+      this.#makeOrder(account, {
+        setupId,
+        strategyId,
+        symbol,
+        symbolType,
+        held: position.quantity,
+        purpose: "auto_stop",
+        stop: price,
+      });
   }
 
   /** Cancels an open order: at the broker when it holds it, here when it was never sent. */
@@ -651,8 +719,17 @@ export class AutotradeDesk implements SetupListener {
     if (isZero(after.quantity)) account.positions.delete(key);
     else account.positions.set(key, position);
     this.#writes.positions.set(`${account.id}|${key}`, { accountId: account.id, held: position });
-    if (account.flatWanted.has(flatKey(row.setup_id ?? -1, row.symbol)) && row.setup_id !== null)
+    if (row.setup_id === null) return;
+    // The automatic stop loss filled: the holding is closed, the other closing orders go.
+    if (row.purpose === "auto_stop" && whole) {
+      for (const other of [...account.orders.values()]) {
+        if (other.row.setup_id === row.setup_id && other.row.symbol === row.symbol && other.row.open_close === "close")
+          this.#cancel(account, other, "The automatic stop loss closed the position");
+      }
+    }
+    if (account.flatWanted.has(flatKey(row.setup_id, row.symbol)))
       this.#closeUncovered(account, row.setup_id, row.strategy_id, row.symbol);
+    this.#restStop(account, row.setup_id, row.strategy_id, row.symbol, row.symbol_type);
   }
 
   #onAccountReport(account: FollowerAccount, report: AccountReport): void {
