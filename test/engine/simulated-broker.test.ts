@@ -476,10 +476,14 @@ for (const backend of BACKENDS) {
       await setQuote(service, "AAPL", 200, 200.1);
       listen();
       await service.call("GEN", "POST", "/Sandbox/AdvanceClock", { body: { Seconds: 0 } });
-      assert.deepEqual(
-        reportsOf("crashed-key").map((r) => r.kind),
-        ["acknowledged", "fill"],
-      );
+      await broker.drain();
+      // Worked, and told to the service's first listener (the autotrade desk, which hears it from the start).
+      const stored = await service.storage.db
+        .selectFrom("sim_broker_orders")
+        .select(["status", "filled_quantity", "reported"])
+        .where("idempotency_key", "=", "crashed-key")
+        .executeTakeFirstOrThrow();
+      assert.deepEqual(stored, { status: "filled", filled_quantity: "2", reported: 1 });
     });
 
     test("ten thousand orders placed at once are all taken (batched writes) and filled", async () => {
