@@ -240,6 +240,36 @@ export class AutotradeDesk implements SetupListener {
     }
   }
 
+  /** The account's copies held for the customer's confirmation, oldest first. */
+  heldForConfirmation(accountId: number): NewAccountOrder[] {
+    const account = this.#accounts.get(accountId);
+    if (!account) return [];
+    return [...account.orders.values()]
+      .filter((held) => held.stored && held.row.awaiting_confirmation === 1 && held.row.status === "PendingNew")
+      .map((held) => held.row);
+  }
+
+  /**
+   * The customer confirmed (true) or discarded (false) a copy held for
+   * confirmation: it goes to the broker, or ends canceled. Answers false when
+   * the account holds no such copy (sent, ended, or never held).
+   */
+  decide(accountId: number, key: string, confirmed: boolean): boolean {
+    const account = this.#accounts.get(accountId);
+    const held = account?.orders.get(key);
+    if (!account || !held?.stored || held.row.awaiting_confirmation !== 1 || held.row.status !== "PendingNew")
+      return false;
+    held.row = { ...held.row, awaiting_confirmation: 0, reason: null, updated_at: this.clock.nowMs() };
+    if (confirmed) {
+      this.#moved(held.row);
+      this.#send(account, held);
+    } else {
+      this.#apply(account, held, "canceled", "Discarded by the customer");
+    }
+    this.#schedule();
+    return true;
+  }
+
   /** The strategy order ended (canceled, expired, replaced): its open copies are canceled. */
   cancelCopiesOf(sourceOrderId: number, reason: string): void {
     const keys = this.#bySource.get(sourceOrderId);
