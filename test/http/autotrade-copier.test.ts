@@ -346,6 +346,36 @@ for (const backend of BACKENDS) {
       assert.match(setup.sync_disabled_reason ?? "", /did not send/);
     });
 
+    // Two processes in one test process: SQLite's synchronous driver would have each connection wait on the other.
+    test("two processes holding the same unsent copy send it to the broker once", {
+      skip: backend === "sqlite",
+    }, async () => {
+      const { strategyId, account } = await following();
+      await fault(account, { Fault: "disconnect" });
+      await trade(strategyId, "buy", 10);
+      await fault(account, { Fault: "reconnect" });
+      const [unsent] = await ordersOf(account);
+      assert.equal(unsent?.status, "PendingNew");
+      // The second process reads the unsent copy at its start and sends it; the first sends it on its pass.
+      const sibling = await service.sibling();
+      try {
+        await Promise.all([
+          service.call("GEN", "POST", "/Sandbox/AdvanceClock", { key: ADMIN_KEY, body: { Seconds: 0 } }),
+          sibling.app.desk.run(),
+        ]);
+        await settle();
+        await sibling.app.desk.settled();
+        const atTheBroker = await service.storage.db
+          .selectFrom("sim_broker_orders")
+          .select((eb) => eb.fn.countAll<number | string>().as("n"))
+          .where("idempotency_key", "=", unsent?.idempotency_key ?? "")
+          .executeTakeFirstOrThrow();
+        assert.equal(Number(atTheBroker.n), 1);
+      } finally {
+        await sibling.close();
+      }
+    });
+
     test("a copy made while the broker is unreachable is sent once, under its key, after a restart", async () => {
       const { strategyId, account } = await following();
       await fault(account, { Fault: "disconnect" });
