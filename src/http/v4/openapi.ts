@@ -25,7 +25,8 @@ const TAGS: Readonly<Record<string, string>> = {
   General: "The key, profiles, site directories, KYC, instrumentation, plan subscriptions and checkout",
   Strategies:
     "Strategies, their orders and positions, records and discovery; subscribers, revenue and white-label commerce",
-  Autotrade: "Simulated subscriptions and AutoTrading plans",
+  Autotrade:
+    "AutoTrading: brokers, setups, the white-label approval flow, simulated subscriptions and AutoTrading plans",
   Admin: "Service administrators: compliance review and the leaderboard",
   Sandbox: "Driving the service clock and market by hand (only while the sandbox is on)",
   Webhooks: "A white-label site's webhook endpoints: where its events are posted, signed (docs/webhooks.md)",
