@@ -20,7 +20,14 @@ describe("each v4 server exposes exactly its operations", () => {
           ...(operation.method === "GET" || operation.method === "DELETE" ? {} : { body: {} }),
         });
         const unknown = r.status === 404 && r.json.ResponseStatus.Errors[0]?.ErrorCode === "1004";
-        assert.equal(unknown, !operation.servers.includes(server), `${operation.id} on ${server}: ${r.status}`);
+        // An operation whose rules differ per server (StartAutotrade) has an entry per server set, on one path.
+        const listedHere = OPERATIONS.some(
+          (other) =>
+            other.method === operation.method &&
+            other.servers.includes(server) &&
+            pathOf(other, server) === pathOf(operation, server),
+        );
+        assert.equal(unknown, !listedHere, `${operation.id} on ${server}: ${r.status}`);
       }
     });
 
