@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
 import { decimal } from "../../src/core/decimal.js";
-import { COPIER_CONSUMER } from "../../src/engine/autotrade/copier.js";
 import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
-import { follow, startAutotrade } from "../helpers/autotrade.js";
+import { follow, settleAutotrade, startAutotrade } from "../helpers/autotrade.js";
 import {
   ADMIN_KEY,
   BACKENDS,
@@ -12,7 +11,6 @@ import {
   populate,
   startTestService,
   type TestService,
-  until,
 } from "../helpers/service.js";
 import { cancelOrder, MARKET_OPEN, newStrategy, placed, setQuote, stockOrder } from "../helpers/trading.js";
 
@@ -55,26 +53,6 @@ type Command = fc.AsyncCommand<Model, Real>;
 
 let runs = 0;
 
-async function settle(service: TestService): Promise<void> {
-  await until(async () => {
-    const behind = await service.storage.db
-      .selectFrom("accounts as a")
-      .leftJoin("outbox_positions as o", (join) =>
-        join.onRef("o.account_id", "=", "a.id").on("o.consumer", "=", COPIER_CONSUMER),
-      )
-      .select("a.id")
-      .where("a.kind", "=", "model")
-      .where((eb) => eb("a.event_seq", ">", eb.fn.coalesce("o.seq", eb.lit(0))))
-      .execute();
-    return behind.length === 0;
-  });
-  for (let i = 0; i < 4; i++) {
-    await service.app.runtime.frame.drain();
-    await service.app.desk.settled();
-    await service.app.brokers.simulated.drain();
-  }
-}
-
 async function heldBy(real: Real, account: string): Promise<number> {
   const row = await real.service.storage.db
     .selectFrom("autotrade_positions as p")
@@ -96,7 +74,7 @@ async function assertFollowersAgree(model: Model, real: Real): Promise<void> {
 
 async function trade(real: Real, side: "buy" | "sell", quantity: number, extra: Record<string, unknown> = {}) {
   const result = await placed(real.service, real.key, stockOrder(real.strategyId, "AAPL", side, quantity, extra));
-  await settle(real.service);
+  await settleAutotrade(real.service);
   return result;
 }
 
@@ -169,7 +147,7 @@ async function pass(real: Real): Promise<void> {
     });
     assert.equal(moved.status, 200, moved.text);
     await setQuote(real.service, "AAPL", 200, 200.1);
-    await settle(real.service);
+    await settleAutotrade(real.service);
   }
 }
 
@@ -180,7 +158,7 @@ class RestingThenCanceled implements Command {
     const { SignalId } = await trade(real, "buy", this.quantity, { OrderType: "2", Limit: 150 });
     const canceled = await cancelOrder(real.service, real.key, real.strategyId, SignalId);
     assert.equal(canceled.status, 200, canceled.text);
-    await settle(real.service);
+    await settleAutotrade(real.service);
     const open = await real.service.storage.db
       .selectFrom("account_orders")
       .select("status")
@@ -275,7 +253,7 @@ for (const backend of BACKENDS) {
             });
             assert.equal(started.status, 200, started.text);
           }
-          await settle(service);
+          await settleAutotrade(service);
           const model: Model = {
             strategyHeld: 0,
             held: FOLLOWERS.map(() => 0),

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { decimal } from "../../src/core/decimal.js";
+import { COPIER_CONSUMER } from "../../src/engine/autotrade/copier.js";
 import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { subscribe } from "../../src/services/subscriptions.js";
-import { ADMIN_KEY, type CallResult, type TestService } from "./service.js";
+import { ADMIN_KEY, type CallResult, type TestService, until } from "./service.js";
 
 /** Autotrade scenarios: brokerage accounts, a person following a strategy into one, setups started over the API. */
 
@@ -97,4 +98,30 @@ export async function autotrading(
   assert.equal(started.status, 200, started.text);
   assert.equal(started.json, true, started.text);
   return account;
+}
+
+/**
+ * Until autotrade has done all it will: the copier has consumed every
+ * strategy event (an account it had not seen is read from storage first),
+ * and the copies' batches, the broker's answers and reports and the desk's
+ * writes are all done.
+ */
+export async function settleAutotrade(service: TestService): Promise<void> {
+  await until(async () => {
+    const behind = await service.storage.db
+      .selectFrom("accounts as a")
+      .leftJoin("outbox_positions as o", (join) =>
+        join.onRef("o.account_id", "=", "a.id").on("o.consumer", "=", COPIER_CONSUMER),
+      )
+      .select("a.id")
+      .where("a.kind", "=", "model")
+      .where((eb) => eb("a.event_seq", ">", eb.fn.coalesce("o.seq", eb.lit(0))))
+      .execute();
+    return behind.length === 0;
+  });
+  for (let i = 0; i < 4; i++) {
+    await service.app.runtime.frame.drain();
+    await service.app.desk.settled();
+    await service.app.brokers.simulated.drain();
+  }
 }

@@ -62,7 +62,8 @@ for (const backend of BACKENDS) {
         [{ MaxFuturesContracts: -1 }, "MaxFuturesContracts", "1101"],
         [{ AutoStopLossDollars: -1 }, "AutoStopLossDollars", "1101"],
         [{ EnableFutures: "maybe" }, "EnableFutures", "1101"],
-        [{ BrokerUsername: "u".repeat(101) }, "BrokerUsername", "1101"],
+        [{ BrokerUsername: "u".repeat(129) }, "BrokerUsername", "1101"],
+        [{ AutoStopLossDollars: 0 }, "AutoStopLossDollars", "1101"],
       ];
       for (const [change, field, code] of cases) {
         const r = await requestStart(service, p, startBody(f, change));

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { decimal } from "../../src/core/decimal.js";
-import { COPIER_CONSUMER } from "../../src/engine/autotrade/copier.js";
 import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
-import { follow, startAutotrade, stopAutotrade } from "../helpers/autotrade.js";
+import { follow, settleAutotrade, startAutotrade, stopAutotrade } from "../helpers/autotrade.js";
 import {
   ADMIN_KEY,
   BACKENDS,
@@ -13,7 +12,6 @@ import {
   startTestService,
   type TestService,
   type TestStorage,
-  until,
 } from "../helpers/service.js";
 import { cancelOrder, MARKET_OPEN, newStrategy, placed, setQuote, stockOrder } from "../helpers/trading.js";
 
@@ -34,27 +32,7 @@ for (const backend of BACKENDS) {
     let service: TestService;
     let p: Population;
 
-    /** Until the copier's batches, the broker's answers and reports and the desk's writes are all done. */
-    const settle = async () => {
-      // The copier has consumed every strategy event (an account it had not seen is read from storage first).
-      await until(async () => {
-        const behind = await service.storage.db
-          .selectFrom("accounts as a")
-          .leftJoin("outbox_positions as o", (join) =>
-            join.onRef("o.account_id", "=", "a.id").on("o.consumer", "=", COPIER_CONSUMER),
-          )
-          .select("a.id")
-          .where("a.kind", "=", "model")
-          .where((eb) => eb("a.event_seq", ">", eb.fn.coalesce("o.seq", eb.lit(0))))
-          .execute();
-        return behind.length === 0;
-      });
-      for (let i = 0; i < 4; i++) {
-        await service.app.runtime.frame.drain();
-        await service.app.desk.settled();
-        await service.app.brokers.simulated.drain();
-      }
-    };
+    const settle = () => settleAutotrade(service);
 
     /** A strategy of person A and an account of person B following it; answers both. */
     const following = async (extra: Record<string, unknown> = {}, cash = "50000") => {

@@ -3488,7 +3488,9 @@ export interface operations {
                     Account: string;
                     /** @description The account holder */
                     PersonId: number;
+                    /** @description A strategy the person follows or owns */
                     StrategyId: number;
+                    /** @description int32 (GetBrokers) */
                     BrokerId: number;
                     /** @description Percent of the strategy's size copied: above 0, at most 1000 */
                     ScalingPercentage: number | string;

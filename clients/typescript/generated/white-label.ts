@@ -4682,15 +4682,15 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description The customer's account number at the broker */
+                    /** @description The brokerage account number */
                     Account: string;
-                    /** @description The customer, of the site */
+                    /** @description The account holder */
                     PersonId: number;
-                    /** @description A strategy the customer follows or owns */
+                    /** @description A strategy the person follows or owns */
                     StrategyId: number;
                     /** @description int32 (GetBrokers) */
                     BrokerId: number;
-                    /** @description Percent of the strategy's positions, above 0 and at most 1000 */
+                    /** @description Percent of the strategy's size copied: above 0, at most 1000 */
                     ScalingPercentage: number | string;
                     /** @description Default false */
                     EnableFutures?: boolean;
@@ -4698,7 +4698,7 @@ export interface operations {
                     MaxFuturesContracts?: number;
                     /** @description Default false */
                     EnableForex?: boolean;
-                    /** @description Units per position; one unit = 1000 currency units */
+                    /** @description Units per position; one unit is 1,000 currency units */
                     MaxForexUnits?: number;
                     /** @description Default false */
                     EnableStocks?: boolean;
@@ -4710,9 +4710,9 @@ export interface operations {
                     EnableOptionsShorting?: boolean;
                     /** @description Contracts per position */
                     MaxOptionsContracts?: number;
-                    /** @description New setups only: refused when the account already autotrades the strategy */
+                    /** @description New setups only: true is refused when modifying a live setup */
                     DoNotJoinOpenPositions?: boolean;
-                    /** @description Dollars of loss per position that close it */
+                    /** @description Loss in dollars at which an automatic stop loss closes a copied position */
                     AutoStopLossDollars?: number;
                     /** @description Needed only by some brokers */
                     BrokerUsername?: string;
@@ -4775,15 +4775,15 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
-                    /** @description The customer's account number at the broker */
+                    /** @description The brokerage account number */
                     Account: string;
-                    /** @description The customer, of the site */
+                    /** @description The account holder */
                     PersonId: number;
-                    /** @description A strategy the customer follows or owns */
+                    /** @description A strategy the person follows or owns */
                     StrategyId: number;
                     /** @description int32 (GetBrokers) */
                     BrokerId: number;
-                    /** @description Percent of the strategy's positions, above 0 and at most 1000 */
+                    /** @description Percent of the strategy's size copied: above 0, at most 1000 */
                     ScalingPercentage: number | string;
                     /** @description Default false */
                     EnableFutures?: boolean;
@@ -4791,7 +4791,7 @@ export interface operations {
                     MaxFuturesContracts?: number;
                     /** @description Default false */
                     EnableForex?: boolean;
-                    /** @description Units per position; one unit = 1000 currency units */
+                    /** @description Units per position; one unit is 1,000 currency units */
                     MaxForexUnits?: number;
                     /** @description Default false */
                     EnableStocks?: boolean;
@@ -4803,9 +4803,9 @@ export interface operations {
                     EnableOptionsShorting?: boolean;
                     /** @description Contracts per position */
                     MaxOptionsContracts?: number;
-                    /** @description New setups only: refused when the account already autotrades the strategy */
+                    /** @description New setups only: true is refused when modifying a live setup */
                     DoNotJoinOpenPositions?: boolean;
-                    /** @description Dollars of loss per position that close it */
+                    /** @description Loss in dollars at which an automatic stop loss closes a copied position */
                     AutoStopLossDollars?: number;
                     /** @description Needed only by some brokers */
                     BrokerUsername?: string;

@@ -12,9 +12,10 @@ import {
   approvalStatus,
   requestApproval,
 } from "../../../services/autotrade-approvals.js";
+import { START_AUTOTRADE_FIELDS } from "../autotrade-start-input.js";
 import { EXAMPLE } from "../examples.js";
 import { defineOperation, type OperationContext } from "../operation.js";
-import { Amount, DateTime, Id, Nullable } from "../schemas.js";
+import { DateTime, Id, Nullable } from "../schemas.js";
 
 /**
  * The white-label autotrade approval flow (API.md States, 4.2, 4.3): a site
@@ -25,35 +26,11 @@ import { Amount, DateTime, Id, Nullable } from "../schemas.js";
 
 const siteAdministrators = onlyRoles("admin", "whitelabel-admin");
 const WhiteLabelSiteId = Type.Optional(Id({ description: "Service admin keys only: the site to act on" }));
-const Count = (description: string) => Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description }));
+const _Count = (description: string) =>
+  Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000, description }));
 
 /** The StartAutotrade body (4.3), the same under both spellings. */
-const StartAutotradeInput = Type.Object({
-  Account: Type.String({ minLength: 1, maxLength: 64, description: "The customer's account number at the broker" }),
-  PersonId: Id({ description: "The customer, of the site" }),
-  StrategyId: Id({ description: "A strategy the customer follows or owns" }),
-  BrokerId: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "int32 (GetBrokers)" }),
-  ScalingPercentage: Amount({
-    description: `Percent of the strategy's positions, above 0 and at most ${MAX_SCALING_PERCENTAGE}`,
-  }),
-  EnableFutures: Type.Optional(Type.Boolean({ description: "Default false" })),
-  MaxFuturesContracts: Count("Contracts per position"),
-  EnableForex: Type.Optional(Type.Boolean({ description: "Default false" })),
-  MaxForexUnits: Count("Units per position; one unit = 1000 currency units"),
-  EnableStocks: Type.Optional(Type.Boolean({ description: "Default false" })),
-  MaxStocksDollars: Count("Whole dollars per position"),
-  EnableOptions: Type.Optional(Type.Boolean({ description: "Default false" })),
-  EnableOptionsShorting: Type.Optional(Type.Boolean({ description: "Default false" })),
-  MaxOptionsContracts: Count("Contracts per position"),
-  DoNotJoinOpenPositions: Type.Optional(
-    Type.Boolean({ description: "New setups only: refused when the account already autotrades the strategy" }),
-  ),
-  AutoStopLossDollars: Type.Optional(
-    Type.Number({ minimum: 0, maximum: 1_000_000_000, description: "Dollars of loss per position that close it" }),
-  ),
-  BrokerUsername: Type.Optional(Type.String({ maxLength: 100, description: "Needed only by some brokers" })),
-  WhiteLabelSiteId,
-});
+const StartAutotradeInput = Type.Object({ ...START_AUTOTRADE_FIELDS, WhiteLabelSiteId });
 
 export const AutotradeApprovalRecord = Type.Object(
   {

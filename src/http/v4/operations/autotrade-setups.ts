@@ -16,10 +16,11 @@ import {
   type SetupView,
 } from "../../../services/autotrade-reads.js";
 import { AutotradedStrategyRecord, AutotradeSettingsRecord, BrokerRecord } from "../autotrade-records.js";
+import { START_AUTOTRADE_FIELDS } from "../autotrade-start-input.js";
 import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
 import { readDecimal } from "../orders-wire.js";
-import { Amount, Id } from "../schemas.js";
+import { Id } from "../schemas.js";
 
 /** Autotrade setups under /Autotrade (API.md 4.2, 4.3): brokers, settings, starting and stopping. */
 
@@ -27,7 +28,7 @@ const INT32_MAX = 2_147_483_647;
 const BrokerId = (description?: string) => Type.Integer({ minimum: 1, maximum: INT32_MAX, description });
 const AccountNumber = (description?: string) => Type.String({ minLength: 1, maxLength: 64, description });
 /** A per-position maximum: a non-negative whole number. */
-const Maximum = (description: string) => Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description }));
+const _Maximum = (description: string) => Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description }));
 
 export const autotradeSetupOperations = [
   defineOperation({
@@ -58,33 +59,7 @@ export const autotradeSetupOperations = [
     servers: ["GEN", "GEO"],
     summary:
       "Starts autotrading the strategy in the person's brokerage account, or modifies the live setup (DoNotJoinOpenPositions only on a new one). The person must follow the strategy with a live subscription or own it. The person and their administrators. Answers a bare true.",
-    input: Type.Object({
-      Account: AccountNumber("The brokerage account number"),
-      PersonId: Id({ description: "The account holder" }),
-      StrategyId: Id(),
-      BrokerId: BrokerId(),
-      ScalingPercentage: Amount({ description: "Percent of the strategy's size copied: above 0, at most 1000" }),
-      EnableFutures: Type.Optional(Type.Boolean({ description: "Default false" })),
-      MaxFuturesContracts: Maximum("Contracts per position"),
-      EnableForex: Type.Optional(Type.Boolean({ description: "Default false" })),
-      MaxForexUnits: Maximum("Units per position; one unit is 1,000 currency units"),
-      EnableStocks: Type.Optional(Type.Boolean({ description: "Default false" })),
-      MaxStocksDollars: Maximum("Whole dollars per position"),
-      EnableOptions: Type.Optional(Type.Boolean({ description: "Default false" })),
-      EnableOptionsShorting: Type.Optional(Type.Boolean({ description: "Default false" })),
-      MaxOptionsContracts: Maximum("Contracts per position"),
-      DoNotJoinOpenPositions: Type.Optional(
-        Type.Boolean({ description: "New setups only: true is refused when modifying a live setup" }),
-      ),
-      AutoStopLossDollars: Type.Optional(
-        Type.Number({
-          exclusiveMinimum: 0,
-          maximum: 1_000_000_000,
-          description: "Loss in dollars at which an automatic stop loss closes a copied position",
-        }),
-      ),
-      BrokerUsername: Type.Optional(Type.String({ maxLength: 128, description: "Needed only by some brokers" })),
-    }),
+    input: Type.Object(START_AUTOTRADE_FIELDS),
     result: Type.Boolean(),
     permission: anyCaller,
     paginated: false,
