@@ -287,6 +287,9 @@ async function backendBench(backend: BackendName, pgUrl: string | undefined, cou
     await broker.start();
     await desk.start();
     await outbox.start();
+    // The broker knows its accounts (a real broker's own state): it is not the service's cost to measure.
+    const names = await storage.db.selectFrom("sim_broker_accounts").select("account").execute();
+    await Promise.all(names.map(({ account }) => broker?.positions({ brokerId: 1, account })));
     // The strategies' model accounts are in memory, as an active strategy's is.
     await frame.preload([measured.strategyId, warmUp.strategyId]);
     const runtime = { storage, clock, market, frame };
