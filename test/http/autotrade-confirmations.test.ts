@@ -110,6 +110,7 @@ for (const backend of BACKENDS) {
       const spent = await openPage(service, `${path}?done=confirmed`);
       assert.equal(spent.status, 410);
       assert.match(spent.text, /confirmed or discarded/);
+      assert.match(spent.text, /The copy was confirmed and sent to your broker/);
     });
 
     test("Discard cancels the copy; it never reaches the broker", async () => {

@@ -70,10 +70,11 @@ export function confirmationHtml(
   return layout(TITLE, `${intro}${note}${error}${copies}`);
 }
 
-/** A link that opens no page, or no longer does. */
-export function closedHtml(state: "unknown" | keyof typeof LINK_STATES): string {
+/** A link that opens no page, or no longer does; `note` is the outcome of the action that spent it. */
+export function closedHtml(state: "unknown" | keyof typeof LINK_STATES, note?: string): string {
   const reason = state === "unknown" ? "This link opens no confirmation page." : LINK_STATES[state];
-  return layout(TITLE, `<p id="error" class="note error">${escapeHtml(reason)}</p>`);
+  const shownNote = note === undefined ? "" : `<p id="note" class="note">${escapeHtml(note)}</p>`;
+  return layout(TITLE, `${shownNote}<p id="error" class="note error">${escapeHtml(reason)}</p>`);
 }
 
 /** A form refused before the page could be shown again (a stale form). */

@@ -42,7 +42,9 @@ export function registerConfirmationPage(
   const show = async (reply: FastifyReply, token: string, status: number, shown: { note?: string; error?: string }) => {
     const page = TOKEN.test(token) ? await confirmationPage(deps, deps.desk, token) : undefined;
     if (!page) return html(reply, 404, closedHtml("unknown"));
-    if (page.state !== "live") return html(reply, 410, closedHtml(page.state));
+    // The last copy's decision spends the link: its redirect still says what was done.
+    if (page.state !== "live")
+      return html(reply, 410, closedHtml(page.state, page.state === "used" ? shown.note : undefined));
     return html(reply, status, confirmationHtml(page, confirmationPath(token), shown));
   };
 
