@@ -19,6 +19,7 @@ import { OutboxRunner } from "./engine/outbox/runner.js";
 import { WebhookDeliverer } from "./engine/webhooks/deliverer.js";
 import { registerApprovalPage } from "./http/approvals/page.js";
 import { registerCheckoutPage } from "./http/checkout/page.js";
+import { registerConfirmationPage } from "./http/confirmations/page.js";
 import { cursorCodec } from "./http/cursor.js";
 import { LEGACY_COMMANDS } from "./http/legacy/commands.js";
 import { buildLegacyServer } from "./http/legacy/server.js";
@@ -30,6 +31,7 @@ import { PollGate } from "./http/v4/poll-gate.js";
 import { buildV4Server } from "./http/v4/server.js";
 import { OPERATIONS } from "./http/v4/table.js";
 import { ServiceMetrics } from "./metrics.js";
+import { noteHeldCopies } from "./services/autotrade-confirmations.js";
 import { type BootstrapOutcome, ensureServiceAdmin } from "./services/bootstrap.js";
 import { loadClockSetting } from "./services/clock.js";
 import { KeySessions } from "./services/key-sessions.js";
@@ -112,6 +114,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   );
   const desk = new AutotradeDesk(storage, clock, brokers, logger.child({ component: "autotrade" }), {
     passMs: options.autotradePassMs ?? 5000,
+    // The customer is told, with the confirmation page's address, of copies held for them.
+    onHeld: (accountId, rows) => noteHeldCopies({ storage, clock }, accountId, rows),
   });
   // Services tell the desk when setups change (runtime.autotrade).
   const runtime = { storage, clock, frame, market, autotrade: desk };
@@ -180,8 +184,16 @@ export async function createApp(options: AppOptions): Promise<App> {
     timeouts: options.timeouts,
   };
   const servers = {
-    WL: registerApprovalPage(await buildV4Server("WL", v4), runtime),
-    GEN: registerCheckoutPage(await buildV4Server("GEN", v4), { runtime, payments }),
+    WL: registerConfirmationPage(registerApprovalPage(await buildV4Server("WL", v4), runtime), {
+      storage,
+      clock,
+      desk,
+    }),
+    GEN: registerConfirmationPage(registerCheckoutPage(await buildV4Server("GEN", v4), { runtime, payments }), {
+      storage,
+      clock,
+      desk,
+    }),
     GEO: await buildV4Server("GEO", v4),
     LEGACY: await buildLegacyServer({
       runtime,

@@ -1,7 +1,8 @@
 /**
  * Secrets kept out of what the service logs: the values of fields and query
  * parameters named like a key, token or password, bearer credentials,
- * checkout page tokens in paths (/Checkout/<token>) and JSON members of
+ * page tokens in paths (/Checkout/<token>, /Approvals/<token>,
+ * /Confirmations/<token>) and JSON members of
  * those names inside text (an error quoting a request body). Names are compared without case, `-` or `_`, query parameter names
  * also URL-decoded. Values are replaced, never logged in part.
  */
@@ -19,8 +20,8 @@ export const isSecretName = (name: string): boolean => SECRET_NAME.test(name.toL
 const QUERY_PARAMETER = /(^|[?&;])([^=&?#\s"';]+)=[^&#\s"';]*/g;
 const JSON_MEMBER = /"([^"\\]{1,100})"(\s*:\s*)"(?:[^"\\]|\\.)*"?/g;
 const BEARER = /\b(bearer)\s+[^\s"',;]+/gi;
-/** A checkout page's address is its credential (src/http/checkout/page.ts). */
-const CHECKOUT_PATH = /(\/checkout\/)[^/?#\s"']+/gi;
+/** A page's address is its credential (src/http/checkout/, approvals/, confirmations/). */
+const PAGE_PATH = /(\/(?:checkout|approvals|confirmations)\/)[^/?#\s"']+/gi;
 
 /** Text with the values of secret query parameters and JSON members, and bearer credentials, replaced. */
 export function redactText(text: string): string {
@@ -36,7 +37,7 @@ export function redactText(text: string): string {
     );
   }
   if (/bearer/i.test(out)) out = out.replace(BEARER, `$1 ${REDACTED}`);
-  if (/\/checkout\//i.test(out)) out = out.replace(CHECKOUT_PATH, `$1${REDACTED}`);
+  if (/\/(?:checkout|approvals|confirmations)\//i.test(out)) out = out.replace(PAGE_PATH, `$1${REDACTED}`);
   return out;
 }
 

@@ -23,19 +23,25 @@ export interface EnablementChange {
   readonly brokerId: number | undefined;
   readonly autotradeEnabled: boolean | undefined;
   readonly syncEnabled: boolean | undefined;
+  /** Copies held until the customer confirms them (an addition to the spec's body, docs/decisions.md). */
+  readonly confirmationNeeded?: boolean | undefined;
 }
 
 /**
- * SetAutotradeSettings: sets the enablement flags of the live setups of the
- * person's account (every strategy it follows; every account when none is
- * named). Enabling clears the disabled reason; enabling autotrade on an
+ * SetAutotradeSettings: sets the enablement flags (and whether copies wait
+ * for the customer's confirmation) of the live setups of the person's account
+ * (every strategy it follows; every account when none is named). Enabling clears the disabled reason; enabling autotrade on an
  * account its broker delinked is refused (the copier could not trade it).
  */
 export async function setEnablement(ctx: RequestContext, change: EnablementChange): Promise<readonly number[]> {
-  if (change.autotradeEnabled === undefined && change.syncEnabled === undefined) {
+  if (
+    change.autotradeEnabled === undefined &&
+    change.syncEnabled === undefined &&
+    change.confirmationNeeded === undefined
+  ) {
     throw refuse("MissingValue", {
       field: "IsAutotradeEnabled",
-      message: "IsAutotradeEnabled or IsAutoSyncEnabled is required",
+      message: "IsAutotradeEnabled, IsAutoSyncEnabled or IsConfirmationNeeded is required",
     });
   }
   const now = ctx.clock.nowMs();
@@ -78,9 +84,11 @@ export async function setEnablement(ctx: RequestContext, change: EnablementChang
             is_sync_enabled: change.syncEnabled ? 1 : 0,
             sync_disabled_reason: change.syncEnabled ? null : DISABLED_BY_SETTINGS,
           };
+    const confirmation =
+      change.confirmationNeeded === undefined ? {} : { is_confirmation_needed: change.confirmationNeeded ? 1 : 0 };
     await tx
       .updateTable("autotrade_setups")
-      .set({ ...autotrade, ...sync, updated_at: now })
+      .set({ ...autotrade, ...sync, ...confirmation, updated_at: now })
       .where("id", "in", setupIds)
       .execute();
     return setupIds;

@@ -21,6 +21,7 @@ import { whiteLabelMigration } from "./migrations/0020_whitelabel.js";
 import { checkoutMigration } from "./migrations/0021_checkout.js";
 import { autotradeMigration } from "./migrations/0022_autotrade.js";
 import { simulatedBrokerMigration } from "./migrations/0023_simulated_broker.js";
+import { confirmationsMigration } from "./migrations/0024_confirmations.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -49,6 +50,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0021_checkout": checkoutMigration(storage.backend),
     "0022_autotrade": autotradeMigration(storage.backend),
     "0023_simulated_broker": simulatedBrokerMigration(),
+    "0024_confirmations": confirmationsMigration(),
   };
 }
 

@@ -56,6 +56,7 @@ export interface Database {
   sim_broker_executions: SimBrokerExecutionsTable;
   sim_broker_positions: SimBrokerPositionsTable;
   sim_broker_faults: SimBrokerFaultsTable;
+  confirmation_links: ConfirmationLinksTable;
 }
 
 export interface ServiceSettingsTable {
@@ -931,4 +932,17 @@ export interface SimBrokerFaultsTable {
   /** The fault's fields as JSON. */
   detail: string;
   created_at: number;
+}
+
+/** A brokerage account's link to the page confirming its held autotrade copies (0024). */
+export interface ConfirmationLinksTable {
+  account_id: number;
+  /** sha256 of the page's token (hex). */
+  token_hash: string;
+  nonce: string;
+  /** Holds that made or refreshed the link (a spent link is marked used only if none came since). */
+  holds: number;
+  created_at: number;
+  expires_at: number;
+  used_at: number | null;
 }

@@ -44,6 +44,11 @@ test("text keeps everything but secret query parameters, JSON members and bearer
     [`header Bearer ${KEY} was sent`, "header Bearer [redacted] was sent"],
     ["/Checkout/Zx9_-Qw3Ertyuiopasdfghjklzxcvbnm0123456789/pay", "/Checkout/[redacted]/pay"],
     ["/checkout/Zx9_-Qw3Ertyuiopasdfghjklzxcvbnm0123456789?x=1", "/checkout/[redacted]?x=1"],
+    ["/Approvals/Zx9_-Qw3Ertyuiopasdfghjklzxcvbnm0123456789/approve", "/Approvals/[redacted]/approve"],
+    [
+      "/Confirmations/Zx9_-Qw3Ertyuiopasdfghjklzxcvbnm0123456789?done=confirmed",
+      "/Confirmations/[redacted]?done=confirmed",
+    ],
     ["/x?systemid=7&filter=a", "/x?systemid=7&filter=a"],
     ['{"name":"a=b"}', '{"name":"a=b"}'],
   ];

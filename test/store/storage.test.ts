@@ -38,6 +38,7 @@ for (const backend of BACKENDS) {
         "0021_checkout",
         "0022_autotrade",
         "0023_simulated_broker",
+        "0024_confirmations",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -114,6 +115,7 @@ for (const backend of BACKENDS) {
           "0021_checkout",
           "0022_autotrade",
           "0023_simulated_broker",
+          "0024_confirmations",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

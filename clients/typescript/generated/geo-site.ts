@@ -502,7 +502,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Sets the enablement flags of the live setups of the person's account (every account when none is named; BrokerId narrows). Enabling clears the disabled reason. PersonId defaults to the caller. The person and their administrators. */
+        /** Sets the enablement flags (and IsConfirmationNeeded) of the live setups of the person's account (every account when none is named; BrokerId narrows). Enabling clears the disabled reason. PersonId defaults to the caller. The person and their administrators. */
         put: operations["SetAutotradeSettings"];
         post?: never;
         delete?: never;
@@ -2801,6 +2801,8 @@ export interface operations {
                     BrokerId?: number;
                     IsAutotradeEnabled?: boolean;
                     IsAutoSyncEnabled?: boolean;
+                    /** @description An addition to the spec's body: true holds each copy until the customer confirms it on the page whose address their notice gives */
+                    IsConfirmationNeeded?: boolean;
                 };
             };
         };

@@ -58,6 +58,9 @@ export interface Follower {
   readonly setup: FollowedSetup;
 }
 
+/** Told when copies of an account are stored held for its customer's confirmation. */
+export type HeldListener = (accountId: number, rows: readonly NewAccountOrder[]) => Promise<void>;
+
 /** Setups read per statement. */
 const READ_CHUNK = 500;
 
@@ -83,15 +86,17 @@ export class AutotradeDesk implements SetupListener {
   readonly #stale = new Set<number>();
   #reading: Promise<void> | null = null;
   private readonly passMs: number;
+  private readonly onHeld: HeldListener | undefined;
 
   constructor(
     private readonly storage: Storage,
     private readonly clock: Pick<ControllableClock, "nowMs">,
     private readonly ports: BrokerPorts,
     private readonly logger: Logger,
-    options: { readonly passMs?: number } = {},
+    options: { readonly passMs?: number; readonly onHeld?: HeldListener } = {},
   ) {
     this.passMs = options.passMs ?? PASS_MS;
+    this.onHeld = options.onHeld;
     for (const port of ports.all()) port.onReport((report) => this.#onReport(report));
   }
 
@@ -212,13 +217,17 @@ export class AutotradeDesk implements SetupListener {
     }
   }
 
-  /** The copier's orders are durable: they go to the broker. */
+  /** The copier's orders are durable: they go to the broker, or wait for the customer's confirmation. */
   stored(rows: readonly NewAccountOrder[]): void {
+    const awaiting = new Map<number, NewAccountOrder[]>();
     for (const row of rows) {
       const account = this.#accounts.get(row.account_id);
       const held = account?.orders.get(row.idempotency_key);
       if (!account || !held) continue;
       held.stored = true;
+      if (held.row.awaiting_confirmation === 1 && held.row.status === "PendingNew") {
+        awaiting.set(account.id, [...(awaiting.get(account.id) ?? []), held.row]);
+      }
       // A stop applied meanwhile canceled it before it was sent.
       if (held.row.status === "Canceled") {
         account.orders.delete(row.idempotency_key);
@@ -228,6 +237,15 @@ export class AutotradeDesk implements SetupListener {
       this.#send(account, held);
     }
     this.#schedule();
+    for (const [accountId, held] of awaiting) this.#tellHeld(accountId, held);
+  }
+
+  /** The customer is told of copies held for them; a failure to tell is logged, the copies stay held. */
+  #tellHeld(accountId: number, rows: readonly NewAccountOrder[]): void {
+    if (!this.onHeld) return;
+    this.onHeld(accountId, rows).catch((error: unknown) =>
+      this.logger.error({ err: error, accountId }, "telling the customer of held copies failed"),
+    );
   }
 
   /** The copier's batch did not commit (its events come again): its orders are forgotten. */

@@ -113,13 +113,19 @@ export const autotradeSetupOperations = [
     path: "/Autotrade/SetAutotradeSettings",
     servers: ["WL", "GEN", "GEO"],
     summary:
-      "Sets the enablement flags of the live setups of the person's account (every account when none is named; BrokerId narrows). Enabling clears the disabled reason. PersonId defaults to the caller. The person and their administrators.",
+      "Sets the enablement flags (and IsConfirmationNeeded) of the live setups of the person's account (every account when none is named; BrokerId narrows). Enabling clears the disabled reason. PersonId defaults to the caller. The person and their administrators.",
     input: Type.Object({
       Account: Type.Optional(AccountNumber()),
       PersonId: Type.Optional(Id({ description: "Default: the caller" })),
       BrokerId: Type.Optional(BrokerId()),
       IsAutotradeEnabled: Type.Optional(Type.Boolean()),
       IsAutoSyncEnabled: Type.Optional(Type.Boolean()),
+      IsConfirmationNeeded: Type.Optional(
+        Type.Boolean({
+          description:
+            "An addition to the spec's body: true holds each copy until the customer confirms it on the page whose address their notice gives",
+        }),
+      ),
     }),
     result: Type.Boolean(),
     permission: anyCaller,
@@ -138,6 +144,7 @@ export const autotradeSetupOperations = [
         brokerId: input.BrokerId,
         autotradeEnabled: input.IsAutotradeEnabled,
         syncEnabled: input.IsAutoSyncEnabled,
+        confirmationNeeded: input.IsConfirmationNeeded,
       });
       return [true];
     },
