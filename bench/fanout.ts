@@ -365,6 +365,8 @@ async function backendBench(backend: BackendName, pgUrl: string | undefined, cou
               status: "PendingNew",
               prior_status: null,
               awaiting_confirmation: 0,
+              virtual_limit: 0,
+              as_cfd: 0,
               filled_quantity: "0",
               filled_notional: "0",
               idempotency_key: `bare:${first + i}`,

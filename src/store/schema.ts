@@ -747,6 +747,10 @@ export interface AccountOrdersTable {
   prior_status: string | null;
   /** Held for the customer's confirmation before it is sent. */
   awaiting_confirmation: number;
+  /** 1: a virtual limit (VirtualLimitOrdersEnabled), kept here until the strategy's order fills, then sent at market. */
+  virtual_limit: number;
+  /** 1: a stock order the broker trades as a CFD (TradeStocksAsCFD). */
+  as_cfd: number;
   filled_quantity: string;
   filled_notional: string;
   /** What the broker dedupes the order by: a retry or a second process never sends it twice. */
@@ -888,6 +892,8 @@ export interface SimBrokerOrdersTable {
   quantity: string;
   limit_price: string | null;
   stop_price: string | null;
+  /** 1: sent as a CFD on the stock rather than the shares. */
+  as_cfd: number;
   /** new (not yet acknowledged), working, filled, canceled, rejected, expired. */
   status: "new" | "working" | "filled" | "canceled" | "rejected" | "expired";
   filled_quantity: string;

@@ -93,6 +93,7 @@ for (const backend of BACKENDS) {
         quantity: decimal("10"),
         limit: null,
         stop: null,
+        asCfd: false,
       });
       assert.equal(placed.ok, true);
       await broker.drain();

@@ -66,6 +66,7 @@ for (const backend of BACKENDS) {
         quantity: decimal("10"),
         limit: null,
         stop: null,
+        asCfd: false,
         ...fields,
       };
     };
@@ -460,6 +461,7 @@ for (const backend of BACKENDS) {
           quantity: "2",
           limit_price: null,
           stop_price: null,
+          as_cfd: 0,
           status: "new",
           filled_quantity: "0",
           reason: null,

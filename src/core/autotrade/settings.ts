@@ -39,6 +39,13 @@ export interface SetupSettings {
   readonly brokerUsername: string | null;
 }
 
+/** Stock orders of a setup with TradeStocksAsCFD go to the broker as CFDs; nothing else does. */
+export const tradesAsCfd = (symbolType: string, settings: SetupSettings): boolean =>
+  symbolType === "stock" && settings.stocks.asCfd;
+
+/** Why a virtual limit copy waits at the service (VirtualLimitOrdersEnabled). */
+export const VIRTUAL_LIMIT_REASON = "Virtual limit: sent at market once the strategy's order fills";
+
 /** One currency unit of MaxForexUnits is this many units of currency. */
 export const FOREX_UNIT = 1000;
 
@@ -86,6 +93,25 @@ export function settingsOfStart(fields: StartAutotradeFields): SetupSettings {
     isManualDiscardedPosition: false,
     autoStopLossDollars: fields.AutoStopLossDollars ?? null,
     brokerUsername: fields.BrokerUsername ?? null,
+  };
+}
+
+/**
+ * A start on a live setup: what a start sets (each class on or off, the
+ * maxima, options shorting, the automatic stop loss, the broker user name)
+ * is the start's; the follower's own preferences, set with
+ * SetAutotradeSettings, stay as they were.
+ */
+export function restartedSettings(previous: SetupSettings, started: SetupSettings): SetupSettings {
+  const approved = <C extends ClassSettings>(was: C, now: C): C => ({ ...was, enabled: now.enabled, max: now.max });
+  return {
+    ...previous,
+    futures: approved(previous.futures, started.futures),
+    forex: approved(previous.forex, started.forex),
+    stocks: { ...approved(previous.stocks, started.stocks), maxDollars: started.stocks.maxDollars },
+    options: { ...approved(previous.options, started.options), short: started.options.short },
+    autoStopLossDollars: started.autoStopLossDollars,
+    brokerUsername: started.brokerUsername,
   };
 }
 

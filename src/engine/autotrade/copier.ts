@@ -1,4 +1,5 @@
 import { copyDecision } from "../../core/autotrade/copy.js";
+import { tradesAsCfd, VIRTUAL_LIMIT_REASON } from "../../core/autotrade/settings.js";
 import { add, type Decimal, formatDecimal, isZero, storedDecimal } from "../../core/decimal.js";
 import type { SymbolType } from "../../core/symbols/instrument.js";
 import type { NewAccountOrder, NewCopySkip } from "../../store/journal/batch.js";
@@ -76,6 +77,8 @@ export class Copier implements OutboxConsumer {
         if (event.orderId !== null) this.desk.cancelCopiesOf(event.orderId, `The strategy order was ${event.kind}`);
       } else if (event.kind === "fill") {
         const fill = payload as unknown as FillPayload;
+        // The market reached the strategy's limit: its virtual limit copies go at market.
+        if (event.orderId !== null) this.desk.releaseVirtualCopies(event.orderId);
         if (isZero(storedDecimal(fill.position_after))) this.desk.followFlat(fill.strategy_id, fill.symbol);
       }
     }
@@ -132,6 +135,7 @@ export class Copier implements OutboxConsumer {
         continue;
       }
       if (open) this.desk.opened(account, setup.id, order.symbol);
+      const virtual = setup.settings.virtualLimitOrders && order.order_type === "limit";
       const row: NewAccountOrder = {
         account_id: account.id,
         setup_id: setup.id,
@@ -150,12 +154,18 @@ export class Copier implements OutboxConsumer {
         status: "PendingNew",
         prior_status: null,
         awaiting_confirmation: setup.confirmationNeeded ? 1 : 0,
+        virtual_limit: virtual ? 1 : 0,
+        as_cfd: tradesAsCfd(order.symbol_type, setup.settings) ? 1 : 0,
         filled_quantity: "0",
         filled_notional: "0",
         idempotency_key: key,
         broker_order_id: null,
         replaces_id: null,
-        reason: setup.confirmationNeeded ? "Held until the customer confirms it" : null,
+        reason: setup.confirmationNeeded
+          ? "Held until the customer confirms it"
+          : virtual
+            ? VIRTUAL_LIMIT_REASON
+            : null,
         created_at: event.atMs,
         updated_at: event.atMs,
         sent_at: null,

@@ -87,6 +87,8 @@ export async function writeDesk(tx: Tx, writes: DeskWrites, nowMs: number): Prom
         status: row.status,
         prior_status: row.prior_status,
         awaiting_confirmation: row.awaiting_confirmation,
+        virtual_limit: row.virtual_limit,
+        order_type: row.order_type,
         filled_quantity: row.filled_quantity,
         filled_notional: row.filled_notional,
         broker_order_id: row.broker_order_id,

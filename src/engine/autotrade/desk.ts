@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { autoStopPrice } from "../../core/autotrade/auto-stop.js";
 import { BROKER_TERMINAL, type BrokerOrderEvent, brokerTransition } from "../../core/autotrade/broker-order.js";
+import { tradesAsCfd } from "../../core/autotrade/settings.js";
 import type { ControllableClock } from "../../core/clock.js";
 import {
   abs,
@@ -63,6 +64,9 @@ export type HeldListener = (accountId: number, rows: readonly NewAccountOrder[])
 
 /** Setups read per statement. */
 const READ_CHUNK = 500;
+
+/** Strategy order statuses after which it never fills. */
+const STRATEGY_ORDER_ENDED: ReadonlySet<string> = new Set(["Canceled", "Expired", "Replaced", "Rejected"]);
 
 /** How often unsent orders are tried again and requested stops applied (real time). */
 const PASS_MS = 5_000;
@@ -141,6 +145,7 @@ export class AutotradeDesk implements SetupListener {
   async run(): Promise<void> {
     await this.#refresh();
     await this.#stopLapsed();
+    await this.#reconcileVirtualCopies();
     for (const account of this.#accounts.values()) this.#applyStops(account);
     for (const account of this.#accounts.values()) {
       for (const held of account.orders.values()) if (held.row.sent_at === null) this.#send(account, held);
@@ -225,13 +230,14 @@ export class AutotradeDesk implements SetupListener {
       const held = account?.orders.get(row.idempotency_key);
       if (!account || !held) continue;
       held.stored = true;
+      // The copy moved while its batch committed (a cancel, a virtual limit released): storage catches up.
+      if (held.row !== row) this.#moved(held.row);
       if (held.row.awaiting_confirmation === 1 && held.row.status === "PendingNew") {
         awaiting.set(account.id, [...(awaiting.get(account.id) ?? []), held.row]);
       }
       // A stop applied meanwhile canceled it before it was sent.
       if (held.row.status === "Canceled") {
         account.orders.delete(row.idempotency_key);
-        this.#moved(held.row);
         continue;
       }
       this.#send(account, held);
@@ -286,6 +292,35 @@ export class AutotradeDesk implements SetupListener {
     }
     this.#schedule();
     return true;
+  }
+
+  /**
+   * The strategy's order filled (the market reached its limit): its virtual
+   * limit copies go to the broker as market orders for their whole quantity,
+   * as the original service turns its followers' limits into market orders
+   * once a limit price is hit, keeping every follower in step with the strategy.
+   */
+  releaseVirtualCopies(sourceOrderId: number): void {
+    const keys = this.#bySource.get(sourceOrderId);
+    if (!keys) return;
+    for (const [key, accountId] of keys) {
+      const account = this.#accounts.get(accountId);
+      const held = account?.orders.get(key);
+      if (!account || !held || held.row.virtual_limit !== 1 || held.row.status !== "PendingNew") continue;
+      held.row = {
+        ...held.row,
+        virtual_limit: 0,
+        order_type: "market",
+        limit_price: null,
+        reason: `The strategy's limit ${held.row.limit_price} was reached: sent at market`,
+        updated_at: this.clock.nowMs(),
+      };
+      // A copy still waiting for its batch is written and sent when stored.
+      if (!held.stored) continue;
+      this.#moved(held.row);
+      this.#send(account, held);
+    }
+    this.#schedule();
   }
 
   /** The strategy order ended (canceled, expired, replaced): its open copies are canceled. */
@@ -425,6 +460,33 @@ export class AutotradeDesk implements SetupListener {
     }
   }
 
+  /**
+   * Virtual limit copies whose strategy order filled or ended while no one
+   * heard it (the copier's events were consumed before a crash left the
+   * release in memory) are released or canceled from what storage says.
+   */
+  async #reconcileVirtualCopies(): Promise<void> {
+    const waiting = new Set<number>();
+    for (const account of this.#accounts.values())
+      for (const { row } of account.orders.values())
+        if (row.virtual_limit === 1 && row.source_order_id !== null && row.status === "PendingNew")
+          waiting.add(row.source_order_id);
+    if (waiting.size === 0) return;
+    const ids = [...waiting];
+    for (let first = 0; first < ids.length; first += READ_CHUNK) {
+      const sources = await this.storage.db
+        .selectFrom("orders")
+        .select(["id", "status", "filled_quantity"])
+        .where("id", "in", ids.slice(first, first + READ_CHUNK))
+        .execute();
+      for (const source of sources) {
+        if (sign(storedDecimal(source.filled_quantity)) > 0) this.releaseVirtualCopies(source.id);
+        else if (STRATEGY_ORDER_ENDED.has(source.status))
+          this.cancelCopiesOf(source.id, `The strategy order was ${source.status.toLowerCase()}`);
+      }
+    }
+  }
+
   /** Applies the account's requested stops: open orders canceled, positions closed unless left open. */
   #applyStops(account: FollowerAccount): void {
     for (const setup of [...account.setups.values()]) {
@@ -488,6 +550,8 @@ export class AutotradeDesk implements SetupListener {
       readonly stop: Decimal | null;
     },
   ): void {
+    // A setup's holding keeps one form: TradeStocksAsCFD changes only while it holds no stock.
+    const settings = account.setups.get(order.setupId)?.settings;
     const now = this.clock.nowMs();
     const row: NewAccountOrder = {
       account_id: account.id,
@@ -507,6 +571,8 @@ export class AutotradeDesk implements SetupListener {
       status: "PendingNew",
       prior_status: null,
       awaiting_confirmation: 0,
+      virtual_limit: 0,
+      as_cfd: settings && tradesAsCfd(order.symbolType, settings) ? 1 : 0,
       filled_quantity: "0",
       filled_notional: "0",
       idempotency_key: `${order.purpose}:${account.id}:${randomUUID()}`,
@@ -590,7 +656,9 @@ export class AutotradeDesk implements SetupListener {
 
   /** Sends an order to its broker, after the account's earlier placements. */
   #send(account: FollowerAccount, held: HeldOrder): void {
-    if (held.asking || !held.stored || held.row.awaiting_confirmation === 1 || held.row.status !== "PendingNew") return;
+    const { row: waiting } = held;
+    if (held.asking || !held.stored || waiting.status !== "PendingNew") return;
+    if (waiting.awaiting_confirmation === 1 || waiting.virtual_limit === 1) return;
     const port = this.ports.get(account.brokerId);
     if (!port) return;
     held.asking = true;
@@ -609,6 +677,7 @@ export class AutotradeDesk implements SetupListener {
           quantity: storedDecimal(row.quantity),
           limit: row.limit_price === null ? null : storedDecimal(row.limit_price),
           stop: row.stop_price === null ? null : storedDecimal(row.stop_price),
+          asCfd: row.as_cfd === 1,
         });
         held.asking = false;
         if (answer.ok) {
@@ -792,6 +861,8 @@ export class AutotradeDesk implements SetupListener {
         return;
       case "externalExecution":
         for (const setup of account.setups.values()) {
+          // IgnoreManualOrders: the customer trades the account by hand too; AutoSync stays on.
+          if (setup.settings.ignoreManualOrders) continue;
           this.#writes.setups.set(setup.id, {
             ...this.#writes.setups.get(setup.id),
             syncEnabled: false,

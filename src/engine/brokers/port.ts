@@ -26,6 +26,8 @@ export interface BrokerOrderRequest extends BrokerAccountRef {
   readonly quantity: Decimal;
   readonly limit: Decimal | null;
   readonly stop: Decimal | null;
+  /** A stock traded as a contract for difference rather than the shares (TradeStocksAsCFD). */
+  readonly asCfd: boolean;
 }
 
 /** The broker's first answer to a placement: taken (its id), or refused at once. */

@@ -24,6 +24,7 @@ export interface SimOrder {
   readonly quantity: Decimal;
   limit: Decimal | null;
   stop: Decimal | null;
+  readonly asCfd: boolean;
   status: SimOrderStatus;
   filled: Decimal;
   reason: string | null;
@@ -72,6 +73,7 @@ export function orderRow(order: SimOrder, reported: boolean): SimBrokerOrdersTab
     quantity: formatDecimal(order.quantity),
     limit_price: textOrNull(order.limit),
     stop_price: textOrNull(order.stop),
+    as_cfd: order.asCfd ? 1 : 0,
     status: order.status,
     filled_quantity: formatDecimal(order.filled),
     reason: order.reason,
@@ -99,6 +101,7 @@ export function orderOf(row: SimBrokerOrdersTable): SimOrder {
     quantity: storedDecimal(row.quantity),
     limit: decimalOrNull(row.limit_price),
     stop: decimalOrNull(row.stop_price),
+    asCfd: row.as_cfd === 1,
     status: row.status,
     filled: storedDecimal(row.filled_quantity),
     reason: row.reason,

@@ -345,6 +345,7 @@ export class SimulatedBroker implements BrokerPort {
       quantity: request.quantity,
       limit: request.limit,
       stop: request.stop,
+      asCfd: request.asCfd,
       status: refusal === null ? "new" : "rejected",
       filled: ZERO,
       reason: refusal,
@@ -371,6 +372,7 @@ export class SimulatedBroker implements BrokerPort {
       if (restriction && "reason" in restriction) return `The account is restricted: ${restriction.reason}`;
     }
     if (!instrument) return `Unknown symbol ${request.symbol}`;
+    if (request.asCfd && instrument.symbolType !== "stock") return "Only stocks trade as CFDs";
     if (request.quantity <= ZERO) return "The quantity must be positive";
     if (request.orderType === "limit" && request.limit === null) return "A limit order needs a limit price";
     if (request.orderType === "stop" && request.stop === null) return "A stop order needs a stop price";

@@ -22,6 +22,8 @@ export const ACCOUNT_ORDER_COLUMNS: readonly JournalColumn[] = [
   ["status", "text"],
   ["prior_status", "text"],
   ["awaiting_confirmation", "integer"],
+  ["virtual_limit", "integer"],
+  ["as_cfd", "integer"],
   ["filled_quantity", "text"],
   ["filled_notional", "text"],
   ["idempotency_key", "text"],
