@@ -1,8 +1,8 @@
 import { MAX_SCALING_PERCENTAGE } from "../core/autotrade/settings.js";
 import { compare, type Decimal, fromInteger, sign } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
-import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
-import { LIVE_SETUP_STATUSES, personActedOn } from "./autotrade-reads.js";
+import { type Tx, withTransaction } from "../store/transaction.js";
+import { personActedOn } from "./autotrade-reads.js";
 import { requestStop, type StartSetup, startSetup, supersedePendingApprovals } from "./autotrade-setups.js";
 import type { RequestContext, Runtime } from "./runtime.js";
 import { follows } from "./subscriptions.js";
@@ -13,89 +13,6 @@ import { follows } from "./subscriptions.js";
  * (personActedOn). The rules on who may follow a strategy into a brokerage
  * account are here; the setups' own rules are in autotrade-setups.ts.
  */
-
-/** The reason a setup shows while SetAutotradeSettings has it disabled. */
-export const DISABLED_BY_SETTINGS = "Disabled with SetAutotradeSettings";
-
-export interface EnablementChange {
-  readonly personId: number;
-  readonly account: string | undefined;
-  readonly brokerId: number | undefined;
-  readonly autotradeEnabled: boolean | undefined;
-  readonly syncEnabled: boolean | undefined;
-  /** Copies held until the customer confirms them (an addition to the spec's body, docs/decisions.md). */
-  readonly confirmationNeeded?: boolean | undefined;
-}
-
-/**
- * SetAutotradeSettings: sets the enablement flags (and whether copies wait
- * for the customer's confirmation) of the live setups of the person's account
- * (every strategy it follows; every account when none is named). Enabling clears the disabled reason; enabling autotrade on an
- * account its broker delinked is refused (the copier could not trade it).
- */
-export async function setEnablement(ctx: RequestContext, change: EnablementChange): Promise<readonly number[]> {
-  if (
-    change.autotradeEnabled === undefined &&
-    change.syncEnabled === undefined &&
-    change.confirmationNeeded === undefined
-  ) {
-    throw refuse("MissingValue", {
-      field: "IsAutotradeEnabled",
-      message: "IsAutotradeEnabled, IsAutoSyncEnabled or IsConfirmationNeeded is required",
-    });
-  }
-  const now = ctx.clock.nowMs();
-  const ids = await withTransaction(ctx, async ({ tx }) => {
-    await personActedOn(tx, ctx.caller, change.personId);
-    let query = tx
-      .selectFrom("autotrade_setups as s")
-      .innerJoin("broker_accounts as b", "b.account_id", "s.account_id")
-      .select(["s.id", "b.is_linked", "b.account_number"])
-      .where("s.person_id", "=", change.personId)
-      .where("s.status", "in", LIVE_SETUP_STATUSES);
-    if (change.account !== undefined) query = query.where("b.account_number", "=", change.account);
-    if (change.brokerId !== undefined) query = query.where("s.broker_id", "=", change.brokerId);
-    const setups = await query.orderBy("s.id").execute();
-    if (setups.length === 0) {
-      throw refuse("NotFound", {
-        field: "Account",
-        message: `Person ${change.personId} autotrades no strategy${change.account === undefined ? "" : ` in account ${change.account}`}`,
-      });
-    }
-    const delinked = setups.find((setup) => setup.is_linked !== 1);
-    if (change.autotradeEnabled === true && delinked) {
-      throw refuse("WrongState", {
-        field: "IsAutotradeEnabled",
-        message: `Account ${delinked.account_number} is delinked by its broker: link it again first`,
-      });
-    }
-    const setupIds = setups.map((setup) => setup.id);
-    const autotrade =
-      change.autotradeEnabled === undefined
-        ? {}
-        : {
-            is_autotrade_enabled: change.autotradeEnabled ? 1 : 0,
-            autotrade_disabled_reason: change.autotradeEnabled ? null : DISABLED_BY_SETTINGS,
-          };
-    const sync =
-      change.syncEnabled === undefined
-        ? {}
-        : {
-            is_sync_enabled: change.syncEnabled ? 1 : 0,
-            sync_disabled_reason: change.syncEnabled ? null : DISABLED_BY_SETTINGS,
-          };
-    const confirmation =
-      change.confirmationNeeded === undefined ? {} : { is_confirmation_needed: change.confirmationNeeded ? 1 : 0 };
-    await tx
-      .updateTable("autotrade_setups")
-      .set({ ...autotrade, ...sync, ...confirmation, updated_at: now })
-      .where("id", "in", setupIds)
-      .execute();
-    return setupIds;
-  });
-  afterCommit(ctx, () => ctx.autotrade?.setupsChanged(ids));
-  return ids;
-}
 
 /**
  * StartAutotrade on GEN and GEO: starts (or modifies) the person's setup at

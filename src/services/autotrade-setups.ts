@@ -1,12 +1,15 @@
 import type { Selectable } from "kysely";
 import { APPROVAL_DETAILS, PENDING_APPROVAL_STATUSES } from "../core/autotrade/approvals.js";
 import {
+  restartedSettings,
   type StartAutotradeFields,
   SYNC_MARKETS,
   settingsOfStart,
+  settingsOfText,
   settingsText,
   syncToOpenOfStart,
 } from "../core/autotrade/settings.js";
+import { settingsRefusal } from "../core/autotrade/settings-change.js";
 import { type Decimal, formatDecimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { AutotradeSetupsTable, BrokerAccountsTable } from "../store/schema.js";
@@ -63,6 +66,13 @@ export async function brokerAccountOf(
   return row;
 }
 
+/** A start's maximum a follower's minimum must not exceed, by the minimum's name. */
+const MAXIMUM_OF_MINIMUM: Readonly<Record<string, string>> = {
+  MinFutures: "MaxFuturesContracts",
+  MinForex: "MaxForexUnits",
+  MinOptions: "MaxOptionsContracts",
+};
+
 /** The live (not stopped) setup of an account for a strategy. */
 export async function liveSetupOf(db: Tx, accountId: number, strategyId: number): Promise<SetupRow | undefined> {
   return db
@@ -95,7 +105,7 @@ export async function startSetup(
     if (!strategy) throw refuse("NotFound", { field: "StrategyId", message: `No strategy ${input.strategyId}` });
     if (strategy.is_alive !== 1)
       throw refuse("WrongState", { field: "StrategyId", message: `Strategy ${input.strategyId} is not alive` });
-    const settings = settingsText(settingsOfStart(input));
+    const started = settingsOfStart(input);
     const scaling = formatDecimal(input.scalingPercentage);
     const live = await liveSetupOf(db, account.account_id, input.strategyId);
     if (live) {
@@ -104,6 +114,14 @@ export async function startSetup(
           field: "DoNotJoinOpenPositions",
           message: "DoNotJoinOpenPositions applies to new setups only: it must not be sent when modifying one",
         });
+      const modified = restartedSettings(settingsOfText(live.settings), started);
+      const refusal = settingsRefusal(modified);
+      if (refusal)
+        throw refuse("InvalidValue", {
+          field: MAXIMUM_OF_MINIMUM[refusal.field] ?? refusal.field,
+          message: refusal.message,
+        });
+      const settings = settingsText(modified);
       await db
         .updateTable("autotrade_setups")
         .set({
@@ -139,7 +157,7 @@ export async function startSetup(
         sync_disabled_reason: null,
         is_confirmation_needed: 0,
         approved: 1,
-        settings,
+        settings: settingsText(started),
         sync_to_open: JSON.stringify(syncToOpenOfStart(input.doNotJoinOpenPositions === true)),
         last_sync: JSON.stringify(Object.fromEntries(SYNC_MARKETS.map((m) => [m, null]))),
         do_not_join_open_positions: input.doNotJoinOpenPositions === true ? 1 : 0,

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { decimal } from "../../src/core/decimal.js";
 import { Refusal } from "../../src/core/errors.js";
-import { setEnablement, startAutotrade, stopAutotrade } from "../../src/services/autotrade-control.js";
+import { startAutotrade, stopAutotrade } from "../../src/services/autotrade-control.js";
+import { setAutotradeSettings } from "../../src/services/autotrade-settings.js";
 import type { RequestContext } from "../../src/services/runtime.js";
 import { brokerAccount, follow, SIMULATED_BROKER } from "../helpers/autotrade.js";
 import { newCustomer, newStrategy } from "../helpers/commerce.js";
@@ -48,7 +49,7 @@ for (const backend of BACKENDS) {
       assert.deepEqual(heard, [[first], [second]]);
 
       heard.length = 0;
-      const changed = await setEnablement(ctx, {
+      const changed = await setAutotradeSettings(ctx, {
         personId: person,
         account,
         brokerId: undefined,
@@ -64,7 +65,7 @@ for (const backend of BACKENDS) {
         Refusal,
       );
       await assert.rejects(
-        setEnablement(ctx, {
+        setAutotradeSettings(ctx, {
           personId: person,
           account: "NONE",
           brokerId: undefined,

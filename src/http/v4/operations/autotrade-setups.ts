@@ -2,12 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { anyCaller } from "../../../core/access.js";
 import { SYNC_MARKETS, settingsOfText } from "../../../core/autotrade/settings.js";
 import { type ErrorEntry, refuse } from "../../../core/errors.js";
-import {
-  setEnablement,
-  startAutotrade,
-  stopAutotrade,
-  stopWhiteLabelAutotrade,
-} from "../../../services/autotrade-control.js";
+import { startAutotrade, stopAutotrade, stopWhiteLabelAutotrade } from "../../../services/autotrade-control.js";
 import {
   autotradedStrategies,
   autotraders,
@@ -15,7 +10,9 @@ import {
   brokers,
   type SetupView,
 } from "../../../services/autotrade-reads.js";
+import { setAutotradeSettings } from "../../../services/autotrade-settings.js";
 import { AutotradedStrategyRecord, AutotradeSettingsRecord, BrokerRecord } from "../autotrade-records.js";
+import { SETTINGS_FIELDS, settingsChangeOf, syncToOpenOf } from "../autotrade-settings-input.js";
 import { START_AUTOTRADE_FIELDS } from "../autotrade-start-input.js";
 import { EXAMPLE } from "../examples.js";
 import { defineOperation } from "../operation.js";
@@ -27,8 +24,6 @@ import { Id } from "../schemas.js";
 const INT32_MAX = 2_147_483_647;
 const BrokerId = (description?: string) => Type.Integer({ minimum: 1, maximum: INT32_MAX, description });
 const AccountNumber = (description?: string) => Type.String({ minLength: 1, maxLength: 64, description });
-/** A per-position maximum: a non-negative whole number. */
-const _Maximum = (description: string) => Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description }));
 
 export const autotradeSetupOperations = [
   defineOperation({
@@ -113,11 +108,12 @@ export const autotradeSetupOperations = [
     path: "/Autotrade/SetAutotradeSettings",
     servers: ["WL", "GEN", "GEO"],
     summary:
-      "Sets the enablement flags (and IsConfirmationNeeded) of the live setups of the person's account (every account when none is named; BrokerId narrows). Enabling clears the disabled reason. PersonId defaults to the caller. The person and their administrators.",
+      "Sets the enablement flags, and the follower's settings given, of the live setups of the person's account (every account when none is named; BrokerId and StrategyId narrow), in one transaction. Enabling clears the disabled reason. PersonId defaults to the caller. The settings beside the spec's flags are additions, named as AutotradeSettings names them; what StartAutotrade sets (classes, maxima, scaling) changes only by a start. The person and their administrators.",
     input: Type.Object({
       Account: Type.Optional(AccountNumber()),
       PersonId: Type.Optional(Id({ description: "Default: the caller" })),
       BrokerId: Type.Optional(BrokerId()),
+      StrategyId: Type.Optional(Id({ description: "An addition to the spec's body: only the setup following it" })),
       IsAutotradeEnabled: Type.Optional(Type.Boolean()),
       IsAutoSyncEnabled: Type.Optional(Type.Boolean()),
       IsConfirmationNeeded: Type.Optional(
@@ -126,6 +122,7 @@ export const autotradeSetupOperations = [
             "An addition to the spec's body: true holds each copy until the customer confirms it on the page whose address their notice gives",
         }),
       ),
+      ...SETTINGS_FIELDS,
     }),
     result: Type.Boolean(),
     permission: anyCaller,
@@ -138,13 +135,16 @@ export const autotradeSetupOperations = [
       IsAutoSyncEnabled: true,
     },
     handler: async (ctx, input) => {
-      await setEnablement(ctx, {
+      await setAutotradeSettings(ctx, {
         personId: input.PersonId ?? Number(ctx.caller.personId),
         account: input.Account,
         brokerId: input.BrokerId,
+        strategyId: input.StrategyId,
         autotradeEnabled: input.IsAutotradeEnabled,
         syncEnabled: input.IsAutoSyncEnabled,
         confirmationNeeded: input.IsConfirmationNeeded,
+        settings: settingsChangeOf(input),
+        syncToOpen: syncToOpenOf(input),
       });
       return [true];
     },
