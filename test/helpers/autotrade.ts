@@ -2,8 +2,10 @@ import assert from "node:assert/strict";
 import { decimal } from "../../src/core/decimal.js";
 import { COPIER_CONSUMER } from "../../src/engine/autotrade/copier.js";
 import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
+import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
 import { subscribe } from "../../src/services/subscriptions.js";
-import { ADMIN_KEY, type CallResult, type TestService, until } from "./service.js";
+import { ADMIN_KEY, type CallResult, type Population, type TestService, until } from "./service.js";
+import { newStrategy } from "./trading.js";
 
 /** Autotrade scenarios: brokerage accounts, a person following a strategy into one, setups started over the API. */
 
@@ -124,4 +126,48 @@ export async function settleAutotrade(service: TestService): Promise<void> {
     await service.app.desk.settled();
     await service.app.brokers.simulated.drain();
   }
+}
+
+export interface Following {
+  readonly strategyId: number;
+  readonly account: string;
+}
+
+/**
+ * A new strategy of person A that person B follows into a new account at the
+ * simulated broker (opened with `cash`), its setup started over the API with
+ * stocks on and `start`'s fields; the strategy's name starts with
+ * `strategyName`. Answers once autotrade has settled.
+ */
+export async function followingInNewAccount(
+  service: TestService,
+  p: Population,
+  tag: string,
+  options: { readonly cash?: string; readonly start?: Record<string, unknown>; readonly strategyName?: string } = {},
+): Promise<Following> {
+  const account = `${tag}-${newAccountNumber()}`;
+  const strategyId = await newStrategy(
+    service,
+    p.keys.personA,
+    100_000,
+    `${options.strategyName ?? "Followed"} ${accounts}`,
+  );
+  await openSimulatedBrokerAccount(service.app.runtime, {
+    personId: p.people.personB,
+    brokerId: SIMULATED_BROKER,
+    account,
+    cash: decimal(options.cash ?? "100000"),
+    paper: false,
+  });
+  await follow(service, p.people.personB, strategyId);
+  const started = await startAutotrade(service, ADMIN_KEY, {
+    Account: account,
+    PersonId: p.people.personB,
+    StrategyId: strategyId,
+    EnableStocks: true,
+    ...options.start,
+  });
+  assert.equal(started.status, 200, started.text);
+  await settleAutotrade(service);
+  return { strategyId, account };
 }

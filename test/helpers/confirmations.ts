@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { decimal } from "../../src/core/decimal.js";
-import { COPIER_CONSUMER } from "../../src/engine/autotrade/copier.js";
 import { CONFIRMATION_NEEDED_NOTICE } from "../../src/services/autotrade-confirmations.js";
-import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
-import { follow, startAutotrade } from "./autotrade.js";
-import { ADMIN_KEY, type CallResult, type Population, type TestService, until } from "./service.js";
-import { newStrategy, placed, stockOrder } from "./trading.js";
+import { type Following, followingInNewAccount, settleAutotrade } from "./autotrade.js";
+import type { CallResult, Population, TestService } from "./service.js";
+import { until } from "./service.js";
+import { placed, stockOrder } from "./trading.js";
 
 /**
  * Copies held for the customer's confirmation: person B follows a strategy
@@ -13,61 +11,24 @@ import { newStrategy, placed, stockOrder } from "./trading.js";
  * SetAutotradeSettings), and the strategy trades.
  */
 
-let accounts = 0;
-
 /** Until the copier's batches, the broker's answers and reports and the desk's writes are all done. */
-export async function settle(service: TestService): Promise<void> {
-  await until(async () => {
-    const behind = await service.storage.db
-      .selectFrom("accounts as a")
-      .leftJoin("outbox_positions as o", (join) =>
-        join.onRef("o.account_id", "=", "a.id").on("o.consumer", "=", COPIER_CONSUMER),
-      )
-      .select("a.id")
-      .where("a.kind", "=", "model")
-      .where((eb) => eb("a.event_seq", ">", eb.fn.coalesce("o.seq", eb.lit(0))))
-      .execute();
-    return behind.length === 0;
-  });
-  for (let i = 0; i < 4; i++) {
-    await service.app.runtime.frame.drain();
-    await service.app.desk.settled();
-    await service.app.brokers.simulated.drain();
-  }
-}
+export const settle = settleAutotrade;
 
-export interface Confirming {
-  readonly strategyId: number;
-  readonly account: string;
-}
+export type Confirming = Following;
 
 /** A strategy of person A followed by person B into a new account whose copies wait for confirmation. */
 export async function confirming(service: TestService, p: Population, tag: string): Promise<Confirming> {
-  accounts += 1;
-  const strategyId = await newStrategy(service, p.keys.personA, 100_000, `Held ${tag} ${accounts}`);
-  const account = `HOLD-${tag}-${accounts}`;
-  await openSimulatedBrokerAccount(service.app.runtime, {
-    personId: p.people.personB,
-    brokerId: 1,
-    account,
-    cash: decimal("50000"),
-    paper: false,
+  const followed = await followingInNewAccount(service, p, `HOLD-${tag}`, {
+    cash: "50000",
+    strategyName: `Held ${tag}`,
   });
-  await follow(service, p.people.personB, strategyId);
-  const started = await startAutotrade(service, ADMIN_KEY, {
-    Account: account,
-    PersonId: p.people.personB,
-    StrategyId: strategyId,
-    EnableStocks: true,
-  });
-  assert.equal(started.status, 200, started.text);
   const set = await service.call("GEN", "PUT", "/Autotrade/SetAutotradeSettings", {
     key: p.keys.personB,
-    body: { Account: account, IsConfirmationNeeded: true },
+    body: { Account: followed.account, IsConfirmationNeeded: true },
   });
   assert.equal(set.status, 200, set.text);
   await settle(service);
-  return { strategyId, account };
+  return followed;
 }
 
 /** The strategy buys (or sells) AAPL at the market; the copier and the desk have done their part after. */

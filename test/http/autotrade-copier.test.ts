@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { decimal } from "../../src/core/decimal.js";
-import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
-import { follow, settleAutotrade, startAutotrade, stopAutotrade } from "../helpers/autotrade.js";
+import { followingInNewAccount, settleAutotrade, stopAutotrade } from "../helpers/autotrade.js";
 import {
   ADMIN_KEY,
   BACKENDS,
@@ -13,15 +11,13 @@ import {
   type TestService,
   type TestStorage,
 } from "../helpers/service.js";
-import { cancelOrder, MARKET_OPEN, newStrategy, placed, setQuote, stockOrder } from "../helpers/trading.js";
+import { cancelOrder, MARKET_OPEN, placed, setQuote, stockOrder } from "../helpers/trading.js";
 
 /**
  * The copier end to end: strategy orders sent over the API are copied,
  * scaled, into followers' accounts at the simulated broker, and what the
  * broker does comes back through its reports.
  */
-
-let accounts = 0;
 
 /** The storage, left open when a service on it closes (a restart opens another service on it). */
 const kept = (storage: TestStorage): TestStorage => ({ ...storage, dispose: async () => {} });
@@ -35,30 +31,8 @@ for (const backend of BACKENDS) {
     const settle = () => settleAutotrade(service);
 
     /** A strategy of person A and an account of person B following it; answers both. */
-    const following = async (extra: Record<string, unknown> = {}, cash = "50000") => {
-      const strategyId = await newStrategy(service, p.keys.personA, 100_000, `Copied ${accounts + 1}`);
-      accounts += 1;
-      const account = `COPY-${backend}-${accounts}`;
-      await openSimulatedBrokerAccount(service.app.runtime, {
-        personId: p.people.personB,
-        brokerId: 1,
-        account,
-        cash: decimal(cash),
-        paper: false,
-      });
-      await follow(service, p.people.personB, strategyId);
-      const started = await startAutotrade(service, ADMIN_KEY, {
-        Account: account,
-        PersonId: p.people.personB,
-        StrategyId: strategyId,
-        EnableStocks: true,
-        EnableForex: false,
-        ...extra,
-      });
-      assert.equal(started.status, 200, started.text);
-      await settle();
-      return { strategyId, account };
-    };
+    const following = (extra: Record<string, unknown> = {}, cash = "50000") =>
+      followingInNewAccount(service, p, `COPY-${backend}`, { cash, start: { EnableForex: false, ...extra } });
 
     const ordersOf = (account: string) =>
       service.storage.db

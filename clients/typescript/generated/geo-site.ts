@@ -502,7 +502,7 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Sets the enablement flags (and IsConfirmationNeeded) of the live setups of the person's account (every account when none is named; BrokerId narrows). Enabling clears the disabled reason. PersonId defaults to the caller. The person and their administrators. */
+        /** Sets the enablement flags, and the follower's settings given, of the live setups of the person's account (every account when none is named; BrokerId and StrategyId narrow), in one transaction. Enabling clears the disabled reason. PersonId defaults to the caller. The settings beside the spec's flags are additions, named as AutotradeSettings names them; what StartAutotrade sets (classes, maxima, scaling) changes only by a start. The person and their administrators. */
         put: operations["SetAutotradeSettings"];
         post?: never;
         delete?: never;
@@ -2799,10 +2799,61 @@ export interface operations {
                     /** @description Default: the caller */
                     PersonId?: number;
                     BrokerId?: number;
+                    /** @description An addition to the spec's body: only the setup following it */
+                    StrategyId?: number;
                     IsAutotradeEnabled?: boolean;
                     IsAutoSyncEnabled?: boolean;
                     /** @description An addition to the spec's body: true holds each copy until the customer confirms it on the page whose address their notice gives */
                     IsConfirmationNeeded?: boolean;
+                    /** @description Copy futures orders that open or add to a long position */
+                    FuturesLong?: boolean;
+                    /** @description Copy futures orders that open or add to a short position */
+                    FuturesShort?: boolean;
+                    /** @description Contracts an opening futures copy is raised to; 0: none */
+                    MinFutures?: number;
+                    /** @description Copy forex orders that open or add to a long position */
+                    ForexEnabledLong?: boolean;
+                    /** @description Copy forex orders that open or add to a short position */
+                    ForexEnabledShort?: boolean;
+                    /**
+                     * @description Currency units per lot forex copies are rounded to: 1000, 10000, 100000
+                     * @enum {integer}
+                     */
+                    ForexLotSize?: 1000 | 10000 | 100000;
+                    /** @description Units of 1,000 an opening forex copy is raised to (whole lots); 0: none */
+                    MinForex?: number;
+                    /** @description Copy stock orders that open or add to a long position */
+                    StocksLong?: boolean;
+                    /** @description Copy stock orders that open or add to a short position */
+                    StocksShort?: boolean;
+                    /** @description Stock copies trade as CFDs at the broker; changes only while the setup holds no stock */
+                    TradeStocksAsCFD?: boolean;
+                    /** @description Copy options orders that open or add to a long position (shorting is StartAutotrade's) */
+                    OptionsLong?: boolean;
+                    /** @description Contracts an opening options copy is raised to; 0: none */
+                    MinOptions?: number;
+                    /** @description Copy only orders that close positions */
+                    ClosingOrdersOnly?: boolean;
+                    /** @description Orders executed in the account outside the service leave AutoSync on */
+                    IgnoreManualOrders?: boolean;
+                    /** @description Copies of limit orders wait at the service and go to the broker at market once the strategy's order fills */
+                    VirtualLimitOrdersEnabled?: boolean;
+                    /** @description AutoSync brings StocksUSA positions in line at that market's open */
+                    WillSyncToOpenStocksUSA?: boolean;
+                    /** @description AutoSync brings StocksEurope positions in line at that market's open */
+                    WillSyncToOpenStocksEurope?: boolean;
+                    /** @description AutoSync brings OptionsUSA positions in line at that market's open */
+                    WillSyncToOpenOptionsUSA?: boolean;
+                    /** @description AutoSync brings OptionsEurope positions in line at that market's open */
+                    WillSyncToOpenOptionsEurope?: boolean;
+                    /** @description AutoSync brings FuturesUSA positions in line at that market's open */
+                    WillSyncToOpenFuturesUSA?: boolean;
+                    /** @description AutoSync brings FuturesEurope positions in line at that market's open */
+                    WillSyncToOpenFuturesEurope?: boolean;
+                    /** @description AutoSync brings FuturesAsia positions in line at that market's open */
+                    WillSyncToOpenFuturesAsia?: boolean;
+                    /** @description AutoSync brings Forex positions in line at that market's open */
+                    WillSyncToOpenForex?: boolean;
                 };
             };
         };
