@@ -11,7 +11,7 @@ import { type Decimal, formatDecimal } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import type { OrderStatus } from "../core/orders/status.js";
 import type { AutotradeDesk } from "../engine/autotrade/desk.js";
-import type { FollowerAccount, HeldOrder } from "../engine/autotrade/followers.js";
+import type { HeldOrder } from "../engine/autotrade/followers.js";
 import type { NewAccountOrder } from "../store/journal/batch.js";
 import { instrumentOf } from "../store/trading-state.js";
 import { withTransaction } from "../store/transaction.js";
@@ -33,11 +33,6 @@ export interface DeskContext extends RequestContext {
 }
 
 const refused = (entry: ErrorEntry) => new Refusal([entry]);
-
-/** The desk's account, read if it holds it not yet. */
-async function deskAccount(ctx: DeskContext, account: NamedAccount): Promise<FollowerAccount | undefined> {
-  return ctx.desk.account(account.accountId);
-}
 
 export interface ManualOrder {
   readonly name: AccountName;
@@ -63,7 +58,7 @@ export async function newAutotradeOrder(ctx: DeskContext, input: ManualOrder): P
   if (!account.isLinked) {
     throw refuse("WrongState", { field: "Account", message: `Account ${account.account} is delinked by its broker` });
   }
-  const held = await deskAccount(ctx, account);
+  const held = await ctx.desk.account(account.accountId);
   const setup = held && [...held.setups.values()].find((s) => s.strategyId === input.strategyId);
   if (!held || !setup) {
     throw refuse("NotFound", {
@@ -157,11 +152,14 @@ interface Target {
   readonly held: HeldOrder | undefined;
 }
 
-/** The account's order named by OrderId, in the desk's newest state (404 naming OrderId when not the account's). */
+/** The account's order named by OrderId, as the desk holds it now (404 naming OrderId when not the account's). */
 async function targetOf(ctx: DeskContext, name: AccountName, orderIdText: string): Promise<Target> {
   const id = orderIdOf(orderIdText);
   const db = dbOf(ctx);
   const account = await namedAccount(db, ctx.caller, name);
+  const held = await ctx.desk.account(account.accountId);
+  // What the desk has heard is written first: the order read is as the desk knows it.
+  await ctx.desk.accountSettled(account.accountId);
   const row = await db
     .selectFrom("account_orders")
     .select(["idempotency_key", "purpose", "open_close", "order_type", "status", "symbol", "symbol_type"])
@@ -169,14 +167,12 @@ async function targetOf(ctx: DeskContext, name: AccountName, orderIdText: string
     .where("account_id", "=", account.accountId)
     .executeTakeFirst();
   if (!row) throw refuse("NotFound", { field: "OrderId", message: `Account ${account.account} has no order ${id}` });
-  const held = (await deskAccount(ctx, account))?.orders.get(row.idempotency_key);
-  // The desk drops an order as it ends, before its end is written: not held, it is not open.
-  const stored = row.status as OrderStatus;
-  const status: OrderStatus = held
-    ? (held.row.status as OrderStatus)
-    : BROKER_TERMINAL.has(stored)
-      ? stored
-      : "Canceled";
+  const order = held?.orders.get(row.idempotency_key);
+  const status = (order?.row.status ?? row.status) as OrderStatus;
+  // The desk holds every open order of the accounts it holds: one it does not hold has ended.
+  if (!order && !BROKER_TERMINAL.has(status)) {
+    throw refuse("CancelRejected", { field: "OrderId", message: `Order ${id} is no longer open` });
+  }
   return {
     account,
     id,
@@ -184,7 +180,7 @@ async function targetOf(ctx: DeskContext, name: AccountName, orderIdText: string
     facts: { id, purpose: row.purpose, openClose: row.open_close, orderType: row.order_type, status },
     symbol: row.symbol,
     symbolType: row.symbol_type,
-    held,
+    held: order,
   };
 }
 
