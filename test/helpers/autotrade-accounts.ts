@@ -1,9 +1,17 @@
 import assert from "node:assert/strict";
 import { decimal } from "../../src/core/decimal.js";
 import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
+import type { Backend } from "../../src/store/storage.js";
 import { follow, settleAutotrade, startAutotrade } from "./autotrade.js";
-import { ADMIN_KEY, type CallResult, type Population, type TestService } from "./service.js";
-import { newStrategy, placed, stockOrder } from "./trading.js";
+import {
+  ADMIN_KEY,
+  type CallResult,
+  type Population,
+  populate,
+  startTestService,
+  type TestService,
+} from "./service.js";
+import { MARKET_OPEN, newStrategy, placed, setQuote, stockOrder } from "./trading.js";
 
 /**
  * Scenarios of autotraded brokerage accounts over the API (issue 14): person
@@ -11,6 +19,19 @@ import { newStrategy, placed, stockOrder } from "./trading.js";
  * its orders read and entered through the /Autotrade account operations.
  */
 let made = 0;
+
+/** A service on hand quotes only (AAPL at 200/200.1, and these), its clock at MARKET_OPEN, and its people. */
+export async function accountsService(
+  backend: Backend,
+  quotes: readonly (readonly [string, number, number])[] = [],
+): Promise<{ service: TestService; p: Population }> {
+  const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+  const p = await populate(service);
+  await service.call("GEN", "POST", "/Sandbox/SetClock", { key: ADMIN_KEY, body: { Now: MARKET_OPEN } });
+  for (const [symbol, bid, ask] of [["AAPL", 200, 200.1] as const, ...quotes])
+    await setQuote(service, symbol, bid, ask);
+  return { service, p };
+}
 
 export interface Following {
   readonly strategyId: number;

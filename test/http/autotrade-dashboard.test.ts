@@ -1,17 +1,15 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { settleAutotrade } from "../helpers/autotrade.js";
-import { accountQuery, followingAccount, startFollowing, strategyTrades } from "../helpers/autotrade-accounts.js";
 import {
-  ADMIN_KEY,
-  BACKENDS,
-  type Population,
-  populate,
-  setClock,
-  startTestService,
-  type TestService,
-} from "../helpers/service.js";
-import { MARKET_OPEN, newStrategy, setQuote } from "../helpers/trading.js";
+  accountQuery,
+  accountsService,
+  followingAccount,
+  startFollowing,
+  strategyTrades,
+} from "../helpers/autotrade-accounts.js";
+import { ADMIN_KEY, BACKENDS, type Population, setClock, type TestService } from "../helpers/service.js";
+import { newStrategy, setQuote } from "../helpers/trading.js";
 
 /**
  * GetDashBoard's returns from the account's marks at NYSE closes, against
@@ -25,11 +23,7 @@ for (const backend of BACKENDS) {
     let p: Population;
 
     before(async () => {
-      service = await startTestService(backend, { marketFeed: { kind: "manual" } });
-      p = await populate(service);
-      await service.call("GEN", "POST", "/Sandbox/SetClock", { key: ADMIN_KEY, body: { Now: MARKET_OPEN } });
-      await setQuote(service, "AAPL", 200, 200.1);
-      await setQuote(service, "MSFT", 300, 300.2);
+      ({ service, p } = await accountsService(backend, [["MSFT", 300, 300.2]]));
     });
     after(() => service.close());
 

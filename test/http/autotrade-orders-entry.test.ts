@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { settleAutotrade } from "../helpers/autotrade.js";
 import {
   accountQuery,
+  accountsService,
   activeOf,
   type Following,
   followingAccount,
@@ -15,16 +16,8 @@ import {
   strategyTrades,
 } from "../helpers/autotrade-accounts.js";
 import { assertRefused } from "../helpers/refusals.js";
-import {
-  ADMIN_KEY,
-  BACKENDS,
-  type CallResult,
-  type Population,
-  populate,
-  startTestService,
-  type TestService,
-} from "../helpers/service.js";
-import { MARKET_OPEN, setQuote } from "../helpers/trading.js";
+import { ADMIN_KEY, BACKENDS, type CallResult, type Population, type TestService } from "../helpers/service.js";
+import { setQuote } from "../helpers/trading.js";
 
 /**
  * NewAutotradeOrder, CancelAutotradeOrder and ReplaceAutotradeOrder over
@@ -84,11 +77,7 @@ for (const backend of BACKENDS) {
     };
 
     before(async () => {
-      service = await startTestService(backend, { marketFeed: { kind: "manual" } });
-      p = await populate(service);
-      await service.call("GEN", "POST", "/Sandbox/SetClock", { key: ADMIN_KEY, body: { Now: MARKET_OPEN } });
-      await setQuote(service, "AAPL", 200, 200.1);
-      await setQuote(service, "MSFT", 400, 400.2);
+      ({ service, p } = await accountsService(backend, [["MSFT", 400, 400.2]]));
     });
     after(() => service.close());
 

@@ -4,6 +4,7 @@ import { decimal } from "../../src/core/decimal.js";
 import { settleAutotrade } from "../helpers/autotrade.js";
 import {
   accountQuery,
+  accountsService,
   activeOf,
   brokerFault,
   type Following,
@@ -14,15 +15,7 @@ import {
   strategyTrades,
 } from "../helpers/autotrade-accounts.js";
 import { assertRefused } from "../helpers/refusals.js";
-import {
-  ADMIN_KEY,
-  BACKENDS,
-  type Population,
-  populate,
-  startTestService,
-  type TestService,
-} from "../helpers/service.js";
-import { MARKET_OPEN, setQuote } from "../helpers/trading.js";
+import { ADMIN_KEY, BACKENDS, type Population, type TestService } from "../helpers/service.js";
 
 /**
  * Manual orders when the broker misbehaves (POST /Sandbox/SetBrokerFault):
@@ -80,10 +73,7 @@ for (const backend of BACKENDS) {
     };
 
     before(async () => {
-      service = await startTestService(backend, { marketFeed: { kind: "manual" } });
-      p = await populate(service);
-      await service.call("GEN", "POST", "/Sandbox/SetClock", { key: ADMIN_KEY, body: { Now: MARKET_OPEN } });
-      await setQuote(service, "AAPL", 200, 200.1);
+      ({ service, p } = await accountsService(backend));
     });
     after(() => service.close());
 

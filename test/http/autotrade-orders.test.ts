@@ -5,6 +5,7 @@ import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { settleAutotrade } from "../helpers/autotrade.js";
 import {
   accountQuery,
+  accountsService,
   activeOf,
   followingAccount,
   historyOf,
@@ -15,15 +16,8 @@ import {
   strategyTrades,
 } from "../helpers/autotrade-accounts.js";
 import { assertRefused } from "../helpers/refusals.js";
-import {
-  ADMIN_KEY,
-  BACKENDS,
-  type Population,
-  populate,
-  startTestService,
-  type TestService,
-} from "../helpers/service.js";
-import { MARKET_OPEN, newStrategy, setQuote } from "../helpers/trading.js";
+import { ADMIN_KEY, BACKENDS, type Population, type TestService } from "../helpers/service.js";
+import { newStrategy } from "../helpers/trading.js";
 
 /**
  * Reading an autotraded account over HTTP: GetAutotradeActiveOrders,
@@ -37,11 +31,7 @@ for (const backend of BACKENDS) {
     let p: Population;
 
     before(async () => {
-      service = await startTestService(backend, { marketFeed: { kind: "manual" } });
-      p = await populate(service);
-      await service.call("GEN", "POST", "/Sandbox/SetClock", { key: ADMIN_KEY, body: { Now: MARKET_OPEN } });
-      await setQuote(service, "AAPL", 200, 200.1);
-      await setQuote(service, "MSFT", 400, 400.2);
+      ({ service, p } = await accountsService(backend, [["MSFT", 400, 400.2]]));
     });
     after(() => service.close());
 

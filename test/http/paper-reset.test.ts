@@ -5,6 +5,7 @@ import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { settleAutotrade } from "../helpers/autotrade.js";
 import {
   accountQuery,
+  accountsService,
   activeOf,
   brokerFault,
   type Following,
@@ -18,16 +19,8 @@ import {
   strategyTrades,
 } from "../helpers/autotrade-accounts.js";
 import { assertRefused } from "../helpers/refusals.js";
-import {
-  ADMIN_KEY,
-  BACKENDS,
-  type Population,
-  populate,
-  setClock,
-  startTestService,
-  type TestService,
-} from "../helpers/service.js";
-import { MARKET_OPEN, setQuote } from "../helpers/trading.js";
+import { ADMIN_KEY, BACKENDS, type Population, setClock, type TestService } from "../helpers/service.js";
+import { MARKET_OPEN } from "../helpers/trading.js";
 
 /**
  * ResetPaperTrade over HTTP: a paper account back to its starting cash at
@@ -70,10 +63,7 @@ for (const backend of BACKENDS) {
       ).cash;
 
     before(async () => {
-      service = await startTestService(backend, { marketFeed: { kind: "manual" } });
-      p = await populate(service);
-      await service.call("GEN", "POST", "/Sandbox/SetClock", { key: ADMIN_KEY, body: { Now: MARKET_OPEN } });
-      await setQuote(service, "AAPL", 200, 200.1);
+      ({ service, p } = await accountsService(backend));
     });
     after(() => service.close());
 
