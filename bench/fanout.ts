@@ -117,6 +117,9 @@ class CountingPort implements BrokerPort {
   replace(...args: Parameters<BrokerPort["replace"]>) {
     return this.broker.replace(...args);
   }
+  resetPaperAccount(...args: Parameters<BrokerPort["resetPaperAccount"]>) {
+    return this.broker.resetPaperAccount(...args);
+  }
   onReport(...args: Parameters<BrokerPort["onReport"]>) {
     this.broker.onReport(...args);
   }

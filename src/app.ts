@@ -5,6 +5,7 @@ import type { RateLimitConfig } from "./config.js";
 import { POLL_INTERVAL_MS } from "./core/checkout.js";
 import { ControllableClock } from "./core/clock.js";
 import { ApprovalScheduler } from "./engine/approvals.js";
+import { AccountMarker } from "./engine/autotrade/account-marker.js";
 import { Copier } from "./engine/autotrade/copier.js";
 import { copierMarket } from "./engine/autotrade/copier-market.js";
 import { AutotradeDesk } from "./engine/autotrade/desk.js";
@@ -130,6 +131,10 @@ export async function createApp(options: AppOptions): Promise<App> {
       systemNow: options.systemNow,
     });
     fillLoop.follow(brokers.simulated);
+    // Brokerage accounts are marked at the closes the clock passes (GetDashBoard's returns).
+    fillLoop.marksCloses(
+      new AccountMarker(storage, market, brokers, desk, logger.child({ component: "account-marks" })),
+    );
     await fillLoop.start();
     await brokers.start();
     await desk.start();

@@ -69,6 +69,12 @@ export interface QuoteFollower {
   drain(): Promise<void>;
 }
 
+/** Something else marked at the closes the clock passes (the brokerage accounts), after the model accounts. */
+export interface CloseMarker {
+  /** Marks every close passed through `nowMs`, before anything trades at that time; answers how many. */
+  markThrough(nowMs: number): Promise<number>;
+}
+
 export class FillLoop {
   readonly index = new OrderIndex();
   readonly #runtime: TradingRuntime;
@@ -90,6 +96,7 @@ export class FillLoop {
   #caughtUpAtMs: number | null = null;
   #quotesWorked = 0;
   readonly #followers: QuoteFollower[] = [];
+  readonly #markers: CloseMarker[] = [];
 
   constructor(
     runtime: TradingRuntime,
@@ -138,6 +145,11 @@ export class FillLoop {
   /** Tells the follower every quote the loop works, and catches it up with the loop. */
   follow(follower: QuoteFollower): void {
     this.#followers.push(follower);
+  }
+
+  /** Runs the marker at each catch-up, after the model accounts' marks and before orders are worked. */
+  marksCloses(marker: CloseMarker): void {
+    this.#markers.push(marker);
   }
 
   get status(): FillLoopStatus {
@@ -219,6 +231,9 @@ export class FillLoop {
         if ((await markClosesThrough(this.#runtime, now)) > 0) await frame.flushQuiet();
       } catch (error) {
         this.logger.error({ err: error }, "marking equity failed");
+      }
+      for (const marker of this.#markers) {
+        await marker.markThrough(now).catch((error: unknown) => this.logger.error({ err: error }, "marking failed"));
       }
       for (const strategyId of this.index.due(now)) this.#work(strategyId, "all");
       for (const symbol of this.index.symbols()) {

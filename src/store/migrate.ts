@@ -23,6 +23,7 @@ import { autotradeMigration } from "./migrations/0022_autotrade.js";
 import { simulatedBrokerMigration } from "./migrations/0023_simulated_broker.js";
 import { confirmationsMigration } from "./migrations/0024_confirmations.js";
 import { copyFormsMigration } from "./migrations/0025_copy_forms.js";
+import { accountOrdersMigration } from "./migrations/0028_account_orders.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -53,6 +54,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0023_simulated_broker": simulatedBrokerMigration(),
     "0024_confirmations": confirmationsMigration(),
     "0025_copy_forms": copyFormsMigration(),
+    "0028_account_orders": accountOrdersMigration(),
   };
 }
 

@@ -57,6 +57,8 @@ export interface Database {
   sim_broker_positions: SimBrokerPositionsTable;
   sim_broker_faults: SimBrokerFaultsTable;
   confirmation_links: ConfirmationLinksTable;
+  account_marks: AccountMarksTable;
+  autotrade_marks: AutotradeMarksTable;
 }
 
 export interface ServiceSettingsTable {
@@ -681,6 +683,8 @@ export interface BrokerAccountsTable {
   /** When autotrade first traded in the account. */
   first_activation_at: number | null;
   created_at: number;
+  /** When the paper account was last reset to its starting cash (ResetPaperTrade); null: never. */
+  reset_at: Generated<number | null>;
 }
 
 export type SetupStatus = "active" | "stop_requested" | "stopped";
@@ -951,4 +955,32 @@ export interface ConfirmationLinksTable {
   created_at: number;
   expires_at: number;
   used_at: number | null;
+}
+
+/**
+ * A brokerage account marked at an NYSE close (issue 14): its value then, the
+ * broker's cash and positions at the close's prices.
+ */
+export interface AccountMarksTable {
+  account_id: number;
+  /** The trading day, YYYY-MM-DD (New York). */
+  day: string;
+  marked_at: number;
+  value: string;
+  cash: string;
+}
+
+/**
+ * What a strategy's setup holds in a brokerage account, marked at an NYSE
+ * close: the holdings' value at the close's prices and the running profit and
+ * loss (every fill's cash flow plus the holdings' value), from which the
+ * dashboard's returns are computed.
+ */
+export interface AutotradeMarksTable {
+  account_id: number;
+  strategy_id: number;
+  day: string;
+  marked_at: number;
+  holdings_value: string;
+  pnl: string;
 }

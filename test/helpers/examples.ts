@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { decimal } from "../../src/core/decimal.js";
 import { EXAMPLE } from "../../src/http/v4/examples.js";
-import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { fundHouseAccount, setStrategyPrice } from "../../src/services/commerce-admin.js";
 import { createPerson } from "../../src/services/people.js";
 import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
 import { createSite } from "../../src/services/sites.js";
+import { settleAutotrade } from "./autotrade.js";
 import { ADMIN_KEY, type TestService } from "./service.js";
 import { placed, setQuote } from "./trading.js";
 
@@ -115,18 +115,14 @@ export async function buildExampleService(service: TestService): Promise<void> {
     ...onSite,
   });
 
-  // Autotrade: the customer's brokerage account, following the customer's own strategy.
-  await insertBrokerAccount(
-    service.storage.db,
-    {
-      personId: customer.personId,
-      brokerId: EXAMPLE.brokerId,
-      account: EXAMPLE.autotradeAccount,
-      cash: decimal("100000"),
-      paper: false,
-    },
-    runtime.clock.nowMs(),
-  );
+  // Autotrade: the customer's brokerage account at the simulated broker, following the customer's own strategy.
+  await openSimulatedBrokerAccount(runtime, {
+    personId: customer.personId,
+    brokerId: EXAMPLE.brokerId,
+    account: EXAMPLE.autotradeAccount,
+    cash: decimal("100000"),
+    paper: false,
+  });
   const started = await service.call("GEN", "POST", "/Autotrade/StartAutotrade", {
     body: {
       Account: EXAMPLE.autotradeAccount,
@@ -138,6 +134,46 @@ export async function buildExampleService(service: TestService): Promise<void> {
     },
   });
   assert.equal(started.status, 200, started.text);
+  // The strategy buys: the account's copy (account order 1) fills at the broker; two manual exits rest.
+  await placed(service, ADMIN_KEY, {
+    StrategyId: EXAMPLE.strategyId,
+    OrderType: "1",
+    Side: "1",
+    TIF: "1",
+    OrderQuantity: 100,
+    ServiceSymbol: { FullSymbol: EXAMPLE.symbol },
+  });
+  await settleAutotrade(service);
+  for (const [limit, orderId] of [
+    [240, EXAMPLE.canceledAccountOrderId],
+    [245, EXAMPLE.replacedAccountOrderId],
+  ] as const) {
+    const exit = await service.call("GEN", "POST", "/Autotrade/NewAutotradeOrder", {
+      body: {
+        Account: EXAMPLE.autotradeAccount,
+        PersonId: customer.personId,
+        Order: {
+          StrategyId: EXAMPLE.strategyId,
+          OrderType: "2",
+          Side: "2",
+          TIF: "1",
+          OrderQuantity: 10,
+          Limit: limit,
+          ServiceSymbol: { FullSymbol: EXAMPLE.symbol },
+        },
+      },
+    });
+    assert.equal(exit.status, 200, exit.text);
+    assert.equal(String(exit.json.Results[0].SignalId), orderId);
+  }
+  await settleAutotrade(service);
+  await openSimulatedBrokerAccount(runtime, {
+    personId: customer.personId,
+    brokerId: 1,
+    account: EXAMPLE.paperAccount,
+    cash: decimal("25000"),
+    paper: true,
+  });
   // The customer's account at the simulated broker, which SetBrokerFault's example names.
   await openSimulatedBrokerAccount(runtime, {
     personId: customer.personId,

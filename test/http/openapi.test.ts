@@ -106,7 +106,8 @@ describe("the v4 OpenAPI documents", () => {
       }
     }
     assert.equal(documents.GEN.components.parameters.IdempotencyKey.name, "Idempotency-Key");
-    assert.equal(documents.GEO.components.parameters.IdempotencyKey, undefined, "no order entry on GEO");
+    // GEO's order entry is the autotrade accounts' (NewAutotradeOrder, CancelAutotradeOrder, ReplaceAutotradeOrder).
+    assert.equal(documents.GEO.components.parameters.IdempotencyKey.name, "Idempotency-Key");
   });
 
   test("the documented headers are the ones sent", async () => {

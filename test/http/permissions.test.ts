@@ -5,6 +5,7 @@ import { pathOf, type V4Server } from "../../src/http/v4/operation.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
 import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { setStrategyPrice } from "../../src/services/commerce-admin.js";
+import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
 import {
   BACKENDS,
   type CallOptions,
@@ -528,6 +529,7 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ...whiteLabelCommerceCases(),
   ...webhookCases(),
   ...autotradeSetupCases(),
+  ...autotradeAccountCases(),
 };
 
 /**
@@ -719,6 +721,70 @@ function autotradeSetupCases(): Record<string, readonly Case[]> {
   };
 }
 
+/** Person A's paper account at the simulated broker, which ResetPaperTrade resets. */
+const PAPER_ACCOUNT_OF_A = "MATRIX-A-PAPER";
+
+/**
+ * Autotrade account orders and positions (issue 14): A's accounts are A's and A's administrators'.
+ * Where the caller may act, the answer is the operation's own (the orders named exist nowhere: 404);
+ * an account of someone the caller may not act on is not there for it (404 when no person is named).
+ */
+function autotradeAccountCases(): Record<string, readonly Case[]> {
+  const ofA = only("admin", "wlAdminA", "geoAdmin", "personA");
+  const ofAAnswering = (status: number) => (who: PopulationRole) => {
+    const expected = ofA(who);
+    return expected === 200 ? status : expected;
+  };
+  const owned = (p: Population, extra: Record<string, string> = {}) => ({
+    query: { Account: AUTOTRADE_ACCOUNT_OF_A, PersonId: String(p.people.personA), ...extra },
+  });
+  const noOrder = (p: Population, extra: Record<string, unknown> = {}) => ({
+    body: { Account: AUTOTRADE_ACCOUNT_OF_A, PersonId: p.people.personA, OrderId: "987654321", ...extra },
+  });
+  return {
+    GetAutotradeActiveOrders: [{ name: "A's account", request: (p) => owned(p), expect: ofA }],
+    GetAutotradeHistoricalOrders: [{ name: "A's account", request: (p) => owned(p), expect: ofA }],
+    GetDashBoard: [{ name: "A's account", request: (p) => owned(p), expect: ofA }],
+    GetAutoTradeOpenPositions: [
+      {
+        name: "A's account, no person named",
+        request: () => ({ query: { Account: AUTOTRADE_ACCOUNT_OF_A } }),
+        expect: (who) => (who === "expired" ? 401 : ofA(who) === 200 ? 200 : 404),
+      },
+    ],
+    NewAutotradeOrder: [
+      {
+        name: "an exit of a strategy A's account does not autotrade (404 on Order.StrategyId)",
+        request: (p) => ({
+          body: {
+            Account: AUTOTRADE_ACCOUNT_OF_A,
+            PersonId: p.people.personA,
+            ...orderOfA({ Side: "2", Limit: 300 }),
+          },
+        }),
+        expect: ofAAnswering(404),
+      },
+    ],
+    CancelAutotradeOrder: [
+      {
+        name: "an order A's account never had",
+        request: (p) => owned(p, { OrderId: "987654321" }),
+        expect: ofAAnswering(404),
+      },
+    ],
+    ReplaceAutotradeOrder: [
+      { name: "an order A's account never had", request: (p) => noOrder(p, { Price: 10 }), expect: ofAAnswering(404) },
+    ],
+    ResetPaperTrade: [
+      {
+        name: "A's paper account",
+        request: (p) => ({ body: { Account: PAPER_ACCOUNT_OF_A, PersonId: p.people.personA } }),
+        expect: ofA,
+      },
+    ],
+  };
+}
+
 /** The private data each caller may see: its own, and that of the people it administers. */
 const VISIBLE: Readonly<Record<PopulationRole, readonly PopulationRole[]>> = {
   admin: ROLES,
@@ -811,6 +877,13 @@ for (const backend of BACKENDS) {
         },
         service.app.runtime.clock.nowMs(),
       );
+      await openSimulatedBrokerAccount(service.app.runtime, {
+        personId: population.people.personA,
+        brokerId: 1,
+        account: PAPER_ACCOUNT_OF_A,
+        cash: decimal("10000"),
+        paper: true,
+      });
       const autotraded = await service.call("GEN", "POST", "/Autotrade/StartAutotrade", {
         body: autotradeStartOfA(population).body,
       });

@@ -39,6 +39,8 @@ for (const backend of BACKENDS) {
         "0022_autotrade",
         "0023_simulated_broker",
         "0024_confirmations",
+        "0025_copy_forms",
+        "0028_account_orders",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -116,6 +118,8 @@ for (const backend of BACKENDS) {
           "0022_autotrade",
           "0023_simulated_broker",
           "0024_confirmations",
+          "0025_copy_forms",
+          "0028_account_orders",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -443,6 +443,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Autotrade/GetAutotradeActiveOrders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's working orders (held for confirmation or not yet sent, working, partly filled, waiting on a cancel or a new price), oldest first: copies of strategy orders, the service's closes and automatic stop losses, manual orders. The account's owner, their site's administrators and service admins (an account of anyone else is not found). */
+        get: operations["GetAutotradeActiveOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutotradeHistoricalOrders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The account's ended orders (filled, canceled, rejected, expired) posted in [StartDate, EndDate), oldest first. The account's owner, their site's administrators and service admins (an account of anyone else is not found). */
+        get: operations["GetAutotradeHistoricalOrders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutoTradeOpenPositions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What each strategy's setup holds in the account, by strategy and symbol (the broker nets; the service attributes). The account's owner, their site's administrators and service admins (an account of anyone else is not found). */
+        get: operations["GetAutoTradeOpenPositions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetDashBoard": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Each strategy the account autotrades, with its returns from the account's marks at NYSE closes: TodayReturn the last trading day marked, TotalReturn since the setup started, each the setup's P&L over the capital allocated to it (ScalingPercentage of the account's value), as fractions. The account's owner, their site's administrators and service admins (an account of anyone else is not found). */
+        get: operations["GetDashBoard"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/NewAutotradeOrder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Sends a manual closing order (Limit or Stop only) to the account: it reduces what the setup of Order.StrategyId holds in the symbol, by no more than the setup's open closing orders (the strategy's exits among them) leave uncovered. Answers when the broker has taken it (SignalId is the new order's OrderId); a broker's refusal is 409. The account's owner, their site's administrators and service admins (an account of anyone else is not found). */
+        post: operations["NewAutotradeOrder"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/CancelAutotradeOrder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Cancels an open order of the account at its broker; answered once the broker has (a cancel it refuses, or that cannot reach it, is 409 and the order works on). The automatic stop loss cannot be canceled. The account's owner, their site's administrators and service admins (an account of anyone else is not found). */
+        delete: operations["CancelAutotradeOrder"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/ReplaceAutotradeOrder": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** A new price (the limit, or the stop) for an open strategy exit order (a copy of the strategy's closing order) or manual exit order, through the broker's replace: the order keeps its OrderId; a replace the broker refuses, or that cannot reach it, is 409 and the order works on at its old price. The account's owner, their site's administrators and service admins (an account of anyone else is not found). */
+        put: operations["ReplaceAutotradeOrder"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/ResetPaperTrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Puts a paper account back to its starting cash, at its broker and here: its open orders canceled, its positions cleared, its returns started over; its setups go on following their strategies. A live account is refused. The account's owner, their site's administrators and service admins (an account of anyone else is not found). */
+        put: operations["ResetPaperTrade"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/Autotrade/GetBrokers": {
         parameters: {
             query?: never;
@@ -620,6 +756,50 @@ export interface components {
             ConnectionType: number;
             AddedByPersonId: number;
         };
+        AutotradeOrderStatus: {
+            /** @description The account order */
+            Id: number;
+            /** @description The account order's id as text: what CancelAutotradeOrder and ReplaceAutotradeOrder take */
+            OrderId: string;
+            StrategyId: number;
+            StrategyName: string;
+            /** @description The strategy order this order copies; null when it copies none */
+            SignalId: number | null;
+            AvgPx: number | null;
+            /** @description 1 Market, 2 Limit, 3 Stop */
+            OrderType: string;
+            /** @description 1 Buy, 2 Sell */
+            Side: string;
+            /** @description O open, C close */
+            OpenClose: string;
+            OrderQuantity: number;
+            Limit: number | null;
+            Stop: number | null;
+            /** @description 0 Day, 1 Good-till-canceled */
+            TIF: string;
+            ProfitTarget: number | null;
+            StopLoss: number | null;
+            DoNotCreateOCAGroup: boolean;
+            CancelReplaceSignalId: number | null;
+            ParentSignalId: number | null;
+            /** Format: date-time */
+            ParkedUntilDate: string | null;
+            DoNotSyncToOpen: boolean;
+            ServiceSymbol: components["schemas"]["ServiceSymbol"];
+            ExchangeSymbol: components["schemas"]["ExchangeSymbol"];
+            RejectMessage: string | null;
+            /** @description The account's broker */
+            BrokerId: number | null;
+            /** @description A, 0, 1, 2, 4, 5, 6, 8, C or E */
+            OrderStatus: string;
+            FilledQuantity: number;
+            AvgFillPrice: number | null;
+            /** Format: date-time */
+            PostedDate: string;
+            /** @description A copy: the copied signal's (1, 4, 5, 6); 1 a manual order, 5 the automatic stop loss, 6 the service's close following the strategy to flat */
+            SignalType: number;
+            Info: string | null;
+        };
         AutotradeSettings: {
             /** @description The autotrade setup */
             Id: number;
@@ -750,6 +930,22 @@ export interface components {
             Fault: string;
             StandingFaults: string[];
         };
+        DashBoardItem: {
+            PersonId: number;
+            BrokerName: string;
+            Account: string;
+            StrategyId: number;
+            StrategyName: string;
+            /**
+             * Format: date-time
+             * @description When the setup started
+             */
+            StartDate: string;
+            /** @description The last trading day marked: the setup's P&L since the mark before, over the capital allocated then (a fraction); null before its first mark */
+            TodayReturn: number | null;
+            /** @description The setup's P&L since it started over the capital allocated then (a fraction), at the last mark; null before its first mark */
+            TotalReturn: number | null;
+        };
         Error: {
             ErrorCode: components["schemas"]["ErrorCode"];
             /** @description The request field at fault (Order.Side, Positions[0]...), or the header; empty when none */
@@ -789,6 +985,33 @@ export interface components {
          * @enum {string}
          */
         ErrorCode: "1001" | "1002" | "1003" | "1004" | "1005" | "1101" | "1102" | "1103" | "1104" | "1105" | "1121" | "1201" | "1202" | "1203" | "1204" | "1500" | "2010" | "2011" | "2013" | "2020" | "2014" | "2015" | "2016" | "2017";
+        ExchangeSymbol: {
+            Symbol: string;
+            /** @description ISO 4217 */
+            Currency: string;
+            /** @description DEFAULT, or the MIC of a futures exchange */
+            SecurityExchange: string;
+            /** @description CS, FUT, OPT or FOR */
+            SecurityType: string;
+            /** @description YYYYMM (futures) or YYYYMMDD (options) */
+            MaturityMonthYear: string | null;
+            /** @description 0 put, 1 call */
+            PutOrCall: number | null;
+            /** @description 0 when none */
+            StrikePrice: number;
+            PriceMultiplier: number;
+        };
+        ExchangeSymbolInput: {
+            Symbol: string;
+            /** @enum {string} */
+            SecurityType: "CS" | "FUT" | "OPT" | "FOR";
+            Currency?: string;
+            SecurityExchange?: string;
+            MaturityMonthYear?: string;
+            /** @enum {integer} */
+            PutOrCall?: 0 | 1;
+            StrikePrice?: number | string;
+        };
         Failure: {
             /**
              * @description Always null
@@ -865,6 +1088,49 @@ export interface components {
             RedirectedToKYCTimes: number;
             Score: number | null;
         };
+        OrderDTO: {
+            StrategyId: number;
+            /**
+             * @description 1 Market, 2 Limit, 3 Stop
+             * @enum {string}
+             */
+            OrderType: "1" | "2" | "3";
+            /**
+             * @description 1 Buy, 2 Sell
+             * @enum {string}
+             */
+            Side: "1" | "2";
+            /**
+             * @description 0 Day (default), 1 Good-till-canceled
+             * @enum {string}
+             */
+            TIF?: "0" | "1";
+            /** @description Positive: whole shares, contracts or units */
+            OrderQuantity: number | string;
+            /**
+             * @description Inferred from the position when absent
+             * @enum {string}
+             */
+            OpenClose?: "O" | "C";
+            /** @description Positive. Limit orders only */
+            Limit?: number | string;
+            /** @description Positive. Stop orders only */
+            Stop?: number | string;
+            /** @description Positive. Opening orders: a closing limit child */
+            ProfitTarget?: number | string;
+            /** @description Positive. Opening orders: a closing stop child */
+            StopLoss?: number | string;
+            DoNotCreateOCAGroup?: boolean;
+            /** @description Works only after that signal fills */
+            ParentSignalId?: number;
+            /** @description The working signal this order replaces */
+            CancelReplaceSignalId?: number;
+            /** @description Held until then: New York time unless an offset is given */
+            ParkedUntilDate?: string;
+            DoNotSyncToOpen?: boolean;
+            ServiceSymbol?: components["schemas"]["ServiceSymbolInput"];
+            ExchangeSymbol?: components["schemas"]["ExchangeSymbolInput"];
+        };
         Pagination: {
             /** @description Cursor of the page before; null: none */
             prev_cursor: string | null;
@@ -912,6 +1178,18 @@ export interface components {
             /** @description Only with IncludeIconInResponse: an image data URI */
             Icon?: string;
         };
+        Position: {
+            StrategyId: number;
+            /** @description Signed: below zero is short */
+            Quantity: number;
+            AvgPx: number;
+            ServiceSymbol: components["schemas"]["ServiceSymbol"];
+            ExchangeSymbol: components["schemas"]["ExchangeSymbol"];
+            StrategyName: string;
+            Currency: string;
+            /** Format: date-time */
+            OpenedDate: string;
+        };
         Quote: {
             Symbol: string;
             Bid: number;
@@ -943,6 +1221,33 @@ export interface components {
         ServiceClock: {
             /** Format: date-time */
             Now: string;
+        };
+        ServiceSymbol: {
+            /** @description AAPL, AAPL261218C00150000, @ESM26, EURUSD */
+            FullSymbol: string;
+            /** @description stock, option, future or forex */
+            SymbolType: string;
+            Underlying: string | null;
+            /** @description Options YYYY-MM-DD; futures the contract month YYYY-MM */
+            Expiry: string | null;
+            /** @description put or call */
+            PutOrCall: string | null;
+            StrikePrice: number | null;
+            Description: string;
+        };
+        ServiceSymbolInput: {
+            /** @description AAPL, @ESZ26, EURUSD, an OCC option symbol; futures also in the original service's form: a single-digit year (@ESZ6) and the roots @TY, @US, @FV, @TU (ZN, ZB, ZF, ZT) */
+            FullSymbol: string;
+            /** @enum {string} */
+            SymbolType?: "stock" | "option" | "future" | "forex";
+        };
+        SignalId: {
+            SignalId: number;
+            ProfitTargetSignalId: number | null;
+            StopLossSignalId: number | null;
+            ExitSignalsOCAGroupId: number | null;
+            /** Format: date-time */
+            ParkedUntilDate: string | null;
         };
         SimResult: {
             PersonId: number;
@@ -1292,6 +1597,8 @@ export interface components {
     parameters: {
         /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
         RequestId: string;
+        /** @description Sent again with the same body within 24 hours, the request answers as the first did (header Idempotent-Replayed: true) and makes nothing; with another body it is refused (409, 1203). */
+        IdempotencyKey: string;
     };
     requestBodies: never;
     headers: {
@@ -1307,6 +1614,8 @@ export interface components {
         "X-Limit-Reset": number;
         /** @description Seconds to wait before sending again */
         "Retry-After": number;
+        /** @description true: this is the answer to the first request sent with this Idempotency-Key, sent again; nothing was done now */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -2601,6 +2910,432 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradeActiveOrders: {
+        parameters: {
+            query: {
+                /** @example SIM-100200 */
+                Account: string;
+                BrokerId?: number;
+                /** @example 3 */
+                PersonId: number;
+                StrategyId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeOrderStatus"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradeHistoricalOrders: {
+        parameters: {
+            query: {
+                /** @example SIM-100200 */
+                Account: string;
+                BrokerId?: number;
+                /** @example 3 */
+                PersonId: number;
+                StrategyId?: number;
+                /** @example 2 */
+                OrderStatus?: "A" | "0" | "1" | "2" | "4" | "5" | "6" | "8" | "C" | "E";
+                /** @example 2026-03-01T00:00:00Z */
+                StartDate?: string;
+                /** @example 2026-04-01T00:00:00Z */
+                EndDate?: string;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeOrderStatus"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutoTradeOpenPositions: {
+        parameters: {
+            query: {
+                /** @example SIM-100200 */
+                Account: string;
+                BrokerId?: number;
+                /** @example 1 */
+                StrategyId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Position"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetDashBoard: {
+        parameters: {
+            query: {
+                /** @example SIM-100200 */
+                Account: string;
+                BrokerId?: number;
+                /** @example 3 */
+                PersonId: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["DashBoardItem"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    NewAutotradeOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sent again with the same body within 24 hours, the request answers as the first did (header Idempotent-Replayed: true) and makes nothing; with another body it is refused (409, 1203). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-100200",
+                 *       "PersonId": 3,
+                 *       "Order": {
+                 *         "StrategyId": 1,
+                 *         "OrderType": "2",
+                 *         "Side": "2",
+                 *         "TIF": "1",
+                 *         "OrderQuantity": 10,
+                 *         "Limit": 230,
+                 *         "ServiceSymbol": {
+                 *           "FullSymbol": "AAPL",
+                 *           "SymbolType": "stock"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The account as its broker names it */
+                    Account: string;
+                    /** @description The account's broker: needed only when the account number is at more than one */
+                    BrokerId?: number;
+                    /** @description The account's owner */
+                    PersonId: number;
+                    Order: components["schemas"]["OrderDTO"];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SignalId"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    CancelAutotradeOrder: {
+        parameters: {
+            query: {
+                /** @example SIM-100200 */
+                Account: string;
+                BrokerId?: number;
+                /** @example 3 */
+                PersonId: number;
+                /** @example 2 */
+                OrderId: string;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sent again with the same body within 24 hours, the request answers as the first did (header Idempotent-Replayed: true) and makes nothing; with another body it is refused (409, 1203). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SignalId"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    ReplaceAutotradeOrder: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+                /** @description Sent again with the same body within 24 hours, the request answers as the first did (header Idempotent-Replayed: true) and makes nothing; with another body it is refused (409, 1203). */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-100200",
+                 *       "PersonId": 3,
+                 *       "OrderId": "3",
+                 *       "Price": 235.5
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The account as its broker names it */
+                    Account: string;
+                    /** @description The account's broker: needed only when the account number is at more than one */
+                    BrokerId?: number;
+                    /** @description The account's owner */
+                    PersonId: number;
+                    /** @description The order's OrderId (GetAutotradeActiveOrders) */
+                    OrderId: string;
+                    /** @description The order's new price: its limit, or its stop */
+                    Price: number | string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SignalId"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    ResetPaperTrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-PAPER-7",
+                 *       "PersonId": 3
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The account as its broker names it */
+                    Account: string;
+                    /** @description The account's broker: needed only when the account number is at more than one */
+                    BrokerId?: number;
+                    /** @description The account's owner */
+                    PersonId: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: boolean[];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -323,6 +323,105 @@ export class AutotradeDesk implements SetupListener {
     this.#schedule();
   }
 
+  /**
+   * The account as the desk holds it, once the setups told changed are read.
+   * An account it does not hold (no live setup when it was read) is read now
+   * and held from then on, so the reports of its orders are heard.
+   */
+  async account(accountId: number): Promise<FollowerAccount | undefined> {
+    await this.#refresh();
+    if (!this.#accounts.has(accountId)) {
+      for (const read of await readFollowerAccounts(this.storage.db, [accountId]))
+        if (!this.#accounts.has(read.id)) this.#install(read);
+    }
+    return this.#accounts.get(accountId);
+  }
+
+  /** Resolves once the account's calls to its broker are answered and what they changed is written. */
+  async accountSettled(accountId: number): Promise<void> {
+    for (let sending = this.#sending.get(accountId); sending; sending = this.#sending.get(accountId)) await sending;
+    await this.#flushing;
+    if (isEmptyDeskWrites(this.#writes)) return;
+    this.#schedule();
+    await new Promise((resolve) => setImmediate(resolve));
+    await this.#flushing;
+  }
+
+  /** Asks the broker to cancel an open order of the account (the customer's cancel); undefined when none is open. */
+  cancelOrder(accountId: number, key: string, reason: string): HeldOrder | undefined {
+    const account = this.#accounts.get(accountId);
+    const held = account?.orders.get(key);
+    if (!account || !held) return undefined;
+    this.#cancel(account, held, reason);
+    this.#schedule();
+    return held;
+  }
+
+  /**
+   * Asks the broker for a new price of an open order of the account (its
+   * limit or its stop): PendingReplace until the broker answers; a broker
+   * not reached refuses it, and the order works on at its old price.
+   */
+  replaceOrder(
+    accountId: number,
+    key: string,
+    price: { limit: Decimal | null; stop: Decimal | null },
+  ): HeldOrder | undefined {
+    const account = this.#accounts.get(accountId);
+    const held = account?.orders.get(key);
+    if (!account || !held || !this.#apply(account, held, "replaceRequested", null)) return held;
+    const port = this.ports.get(account.brokerId);
+    this.#queue(account, async () => {
+      try {
+        if (!port) throw new Error(`No adapter for broker ${account.brokerId}`);
+        await port.replace({ brokerId: account.brokerId, account: account.account }, key, price);
+      } catch (error) {
+        this.logger.warn({ err: error, key }, "replace did not reach the broker");
+        this.#apply(account, held, "replaceRejected", "The broker could not be reached");
+      }
+    });
+    return held;
+  }
+
+  /**
+   * Resets a paper account at its broker, after the account's earlier calls
+   * to it: the broker cancels the orders it holds (its reports end them
+   * here), those it never got end here, the holdings are cleared and the
+   * account is worth its starting cash. Rejects, changing nothing, when the
+   * broker did not reset it.
+   */
+  resetPaper(accountId: number, startingCash: Decimal, reason: string): Promise<void> {
+    const account = this.#accounts.get(accountId);
+    const port = account && this.ports.get(account.brokerId);
+    if (!account || !port) return Promise.reject(new Error(`No broker adapter holds account ${accountId}`));
+    return new Promise((resolve, reject) => {
+      this.#queue(account, async () => {
+        try {
+          await port.resetPaperAccount({ brokerId: account.brokerId, account: account.account }, startingCash);
+        } catch (error) {
+          reject(error);
+          return;
+        }
+        for (const held of [...account.orders.values()])
+          if (held.row.sent_at === null && !held.asking) this.#apply(account, held, "canceled", reason);
+        for (const [key, held] of account.positions)
+          this.#writes.positions.set(`${account.id}|${key}`, {
+            accountId: account.id,
+            held: { ...held, position: FLAT },
+          });
+        account.positions.clear();
+        account.flatWanted.clear();
+        account.value = startingCash;
+        this.#writes.accounts.set(account.id, {
+          ...this.#writes.accounts.get(account.id),
+          value: { netLiquidation: formatDecimal(startingCash), atMs: this.clock.nowMs() },
+        });
+        this.#schedule();
+        resolve();
+      });
+    });
+  }
+
   /** The strategy order ended (canceled, expired, replaced): its open copies are canceled. */
   cancelCopiesOf(sourceOrderId: number, reason: string): void {
     const keys = this.#bySource.get(sourceOrderId);

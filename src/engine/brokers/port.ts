@@ -110,6 +110,14 @@ export interface BrokerPort {
     idempotencyKey: string,
     price: { readonly limit: Decimal | null; readonly stop: Decimal | null },
   ): Promise<void>;
+  /**
+   * A paper-trading account back to its starting state, as paper-trading
+   * brokers offer (a reset to a chosen balance): its open orders canceled
+   * (each reported canceled), its positions cleared and its cash set to
+   * `startingCash`. Throws when the broker is not reached (nothing is reset)
+   * or does not know the account; the service resets paper accounts only.
+   */
+  resetPaperAccount(account: BrokerAccountRef, startingCash: Decimal): Promise<void>;
   /** Where reports go; a report may come more than once. */
   onReport(listener: (report: BrokerReport) => void): void;
 }

@@ -233,6 +233,28 @@ export class SimulatedBroker implements BrokerPort {
     await this.#flush();
   }
 
+  /** The reason the broker gives the orders a paper reset cancels. */
+  static readonly RESET_REASON = "The paper account was reset";
+
+  async resetPaperAccount(ref: BrokerAccountRef, startingCash: Decimal): Promise<void> {
+    const account = await this.#known(ref.account);
+    if (account.faults.has("disconnect")) throw new BrokerUnavailableError(ref.account);
+    const nowMs = this.clock.nowMs();
+    for (const order of [...this.#open.values()]) {
+      if (order.account !== ref.account) continue;
+      this.#end(order, "canceled", SimulatedBroker.RESET_REASON, nowMs);
+      this.#report(order, { kind: "canceled", reason: SimulatedBroker.RESET_REASON }, nowMs);
+    }
+    for (const [symbol, position] of account.positions) {
+      if (isZero(position.quantity)) continue;
+      position.quantity = ZERO;
+      this.#pending.positions.set(`${account.account}\u0000${symbol}`, { account: account.account, symbol, position });
+    }
+    account.cash = startingCash;
+    this.#pending.accounts.add(account);
+    await this.#flush();
+  }
+
   /** A new quote: the orders it crosses execute (written with the next batch). */
   quoteChanged(quote: MarketQuote): void {
     const nowMs = this.clock.nowMs();

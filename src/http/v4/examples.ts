@@ -34,4 +34,12 @@ export const EXAMPLE = {
   brokerId: 1,
   /** The customer's account at the simulated broker. */
   brokerAccount: "SIM-BEN-1",
+  /**
+   * Manual exit orders resting in the autotrade account (which holds a copy of the strategy's
+   * buy): CancelAutotradeOrder's example cancels the first, ReplaceAutotradeOrder's reprices the second.
+   */
+  canceledAccountOrderId: "2",
+  replacedAccountOrderId: "3",
+  /** The customer's paper account at the simulated broker, which ResetPaperTrade's example resets. */
+  paperAccount: "SIM-PAPER-7",
 } as const;

@@ -201,16 +201,53 @@ function averageFill(filledQuantity: string, filledNotional: string): number | n
 
 const TIF_CODES: Readonly<Record<TimeInForce, string>> = { day: "0", gtc: "1" };
 
-/** An OrderStatus record. */
-export function orderStatusOf(row: OrderView) {
+/** The columns of an order's terms and fills, named alike for strategy orders and account orders. */
+export type OrderTermsRow = Pick<
+  OrderRow,
+  | "symbol"
+  | "symbol_type"
+  | "side"
+  | "open_close"
+  | "order_type"
+  | "tif"
+  | "quantity"
+  | "limit_price"
+  | "stop_price"
+  | "status"
+  | "filled_quantity"
+  | "filled_notional"
+>;
+
+/** What an OrderStatus record says that is not the order's terms and fills. */
+export interface OrderStatusParticulars {
+  readonly id: number;
+  readonly strategyId: number;
+  readonly strategyName: string;
+  readonly signalId: number | null;
+  readonly profitTarget: number | null;
+  readonly stopLoss: number | null;
+  readonly doNotCreateOcaGroup: boolean;
+  readonly cancelReplaceSignalId: number | null;
+  readonly parentSignalId: number | null;
+  readonly parkedUntil: number | null;
+  readonly doNotSyncToOpen: boolean;
+  readonly rejectMessage: string | null;
+  readonly brokerId: number | null;
+  readonly postedAt: number;
+  readonly signalType: number;
+  readonly info: string | null;
+}
+
+/** An OrderStatus record of an order's terms and fills and its particulars (a strategy's, or an account's). */
+export function orderStatusRecord(row: OrderTermsRow, o: OrderStatusParticulars) {
   const instrument = instrumentOf(row.symbol, row.symbol_type);
   const average = averageFill(row.filled_quantity, row.filled_notional);
   return {
-    Id: row.id,
-    OrderId: String(row.id),
-    StrategyId: row.strategy_id,
-    StrategyName: row.strategy_name,
-    SignalId: row.id,
+    Id: o.id,
+    OrderId: String(o.id),
+    StrategyId: o.strategyId,
+    StrategyName: o.strategyName,
+    SignalId: o.signalId,
     AvgPx: average,
     OrderType: ORDER_TYPE_CODES[row.order_type],
     Side: row.side === "buy" ? "1" : "2",
@@ -219,24 +256,46 @@ export function orderStatusOf(row: OrderView) {
     Limit: number(row.limit_price),
     Stop: number(row.stop_price),
     TIF: TIF_CODES[row.tif],
-    ProfitTarget: number(row.profit_target),
-    StopLoss: number(row.stop_loss),
-    DoNotCreateOCAGroup: row.do_not_create_oca === 1,
-    CancelReplaceSignalId: row.cancel_replace_id,
-    ParentSignalId: row.parent_id,
-    ParkedUntilDate: row.parked_until === null ? null : new Date(row.parked_until),
-    DoNotSyncToOpen: row.do_not_sync_to_open === 1,
+    ProfitTarget: o.profitTarget,
+    StopLoss: o.stopLoss,
+    DoNotCreateOCAGroup: o.doNotCreateOcaGroup,
+    CancelReplaceSignalId: o.cancelReplaceSignalId,
+    ParentSignalId: o.parentSignalId,
+    ParkedUntilDate: o.parkedUntil === null ? null : new Date(o.parkedUntil),
+    DoNotSyncToOpen: o.doNotSyncToOpen,
     ServiceSymbol: serviceSymbolOf(instrument),
     ExchangeSymbol: exchangeSymbolOf(instrument),
-    RejectMessage: row.status === "Rejected" ? row.info : null,
-    BrokerId: null,
+    RejectMessage: o.rejectMessage,
+    BrokerId: o.brokerId,
     OrderStatus: ORDER_STATUS_CODES[row.status as OrderStatus],
     FilledQuantity: toNumber(decimal(row.filled_quantity)),
     AvgFillPrice: average,
-    PostedDate: new Date(row.posted_at),
-    SignalType: row.signal_type,
-    Info: row.info,
+    PostedDate: new Date(o.postedAt),
+    SignalType: o.signalType,
+    Info: o.info,
   };
+}
+
+/** An OrderStatus record. */
+export function orderStatusOf(row: OrderView) {
+  return orderStatusRecord(row, {
+    id: row.id,
+    strategyId: row.strategy_id,
+    strategyName: row.strategy_name,
+    signalId: row.id,
+    profitTarget: number(row.profit_target),
+    stopLoss: number(row.stop_loss),
+    doNotCreateOcaGroup: row.do_not_create_oca === 1,
+    cancelReplaceSignalId: row.cancel_replace_id,
+    parentSignalId: row.parent_id,
+    parkedUntil: row.parked_until,
+    doNotSyncToOpen: row.do_not_sync_to_open === 1,
+    rejectMessage: row.status === "Rejected" ? row.info : null,
+    brokerId: null,
+    postedAt: row.posted_at,
+    signalType: row.signal_type,
+    info: row.info,
+  });
 }
 
 /** A row of SetDesiredPositions' lists. */
@@ -308,8 +367,11 @@ const orderJsonOf = keptPerRow((row: OrderRow, strategyName: string) =>
 export const openPositionJson = (open: OpenPosition): RawJson => positionJsonOf(open.position, open.strategyName);
 const positionJsonOf = keptPerRow(positionOf);
 
-/** A Position record. */
-function positionOf(row: StoredPosition, strategyName: string) {
+/** A Position record, of a strategy's model account or of what a setup holds in a brokerage account. */
+export function positionOf(
+  row: Pick<StoredPosition, "strategy_id" | "symbol" | "symbol_type" | "quantity" | "cost" | "opened_at">,
+  strategyName: string,
+) {
   const instrument = instrumentOf(row.symbol, row.symbol_type);
   const quantity = decimal(row.quantity);
   return {

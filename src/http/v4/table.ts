@@ -1,5 +1,7 @@
 import type { Operation } from "./operation.js";
+import { autotradeAccountReadOperations } from "./operations/autotrade-account-reads.js";
 import { autotradeApprovalOperations } from "./operations/autotrade-approvals.js";
+import { autotradeOrderEntryOperations } from "./operations/autotrade-order-entry.js";
 import { autotradeSetupOperations } from "./operations/autotrade-setups.js";
 import { brokerFaultOperations } from "./operations/broker-faults.js";
 import { checkoutOperations } from "./operations/checkout.js";
@@ -40,6 +42,9 @@ export const OPERATIONS: readonly Operation[] = [
   ...siteCommerceOperations,
   ...autotradeApprovalOperations,
   ...webhookOperations,
+  // Before the setup operations: their examples (StopAutotrade) stop the setup these examples trade in.
+  ...autotradeAccountReadOperations,
+  ...autotradeOrderEntryOperations,
   ...autotradeSetupOperations,
   ...brokerFaultOperations,
 ];
