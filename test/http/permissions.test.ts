@@ -77,6 +77,9 @@ let marketStrategyOfB = 0;
 let checkoutOfB = 0;
 /** Site A's autotrade approval request for person A, made before the matrix runs. */
 let approvalOfA = 0;
+/** Person A's watchlist, made before the matrix runs. */
+let watchListOfA = 0;
+let watchListsMade = 0;
 const orderOfA = (extra: Record<string, unknown> = {}) => orderOf(() => strategyOfA, extra);
 const newCustomer = (extra: Record<string, unknown> = {}) => {
   signups += 1;
@@ -528,6 +531,7 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ...whiteLabelCommerceCases(),
   ...webhookCases(),
   ...autotradeSetupCases(),
+  ...watchlistCases(),
 };
 
 /**
@@ -719,6 +723,41 @@ function autotradeSetupCases(): Record<string, readonly Case[]> {
   };
 }
 
+/**
+ * Watchlists: every key reads the Leaderboard list and keeps lists of its own; a person's list
+ * is theirs alone (to anyone else, administrators included, it does not exist).
+ */
+function watchlistCases(): Record<string, readonly Case[]> {
+  const personAOnly = (who: PopulationRole) => (who === "expired" ? 401 : who === "personA" ? 200 : 404);
+  const listOfA = () => String(watchListOfA);
+  return {
+    GetWatchLists: [{ name: "the caller's", request: () => ({}), expect: everyoneWithAValidKey }],
+    GetWatchListMembers: [
+      { name: "the Leaderboard list", request: () => ({ query: { WatchListId: "1" } }), expect: everyoneWithAValidKey },
+      { name: "person A's list", request: () => ({ query: { WatchListId: listOfA() } }), expect: personAOnly },
+    ],
+    ManageWatchList: [
+      {
+        name: "a list of the caller's own",
+        request: () => ({ body: { Name: `Matrix list ${++watchListsMade}` } }),
+        expect: everyoneWithAValidKey,
+      },
+      {
+        name: "person A's list",
+        request: () => ({ body: { WatchListId: watchListOfA, StrategyIds: [publicStrategyOfA] } }),
+        expect: personAOnly,
+      },
+    ],
+    DeleteWatchList: [
+      {
+        name: "a member of person A's list",
+        request: () => ({ query: { WatchListId: listOfA(), StrategyIds: String(publicStrategyOfA) } }),
+        expect: personAOnly,
+      },
+    ],
+  };
+}
+
 /** The private data each caller may see: its own, and that of the people it administers. */
 const VISIBLE: Readonly<Record<PopulationRole, readonly PopulationRole[]>> = {
   admin: ROLES,
@@ -811,6 +850,12 @@ for (const backend of BACKENDS) {
         },
         service.app.runtime.clock.nowMs(),
       );
+      const list = await service.call("WL", "POST", "/Strategies/ManageWatchList", {
+        key: population.keys.personA,
+        body: { Name: "A's list", StrategyIds: [publicStrategyOfA] },
+      });
+      assert.equal(list.status, 200, list.text);
+      watchListOfA = list.json.Results[0].Id;
       const autotraded = await service.call("GEN", "POST", "/Autotrade/StartAutotrade", {
         body: autotradeStartOfA(population).body,
       });

@@ -34,4 +34,8 @@ export const EXAMPLE = {
   brokerId: 1,
   /** The customer's account at the simulated broker. */
   brokerAccount: "SIM-BEN-1",
+  /** The service's built-in Leaderboard watchlist (migration 0027 makes it first). */
+  leaderboardWatchListId: 1,
+  /** The service administrator's watchlist ManageWatchList's example makes (and its DELETE's example empties). */
+  watchListId: 2,
 } as const;

@@ -18,6 +18,7 @@ import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
 import { subscriptionOperations } from "./operations/subscriptions.js";
 import { symbolOperations } from "./operations/symbols.js";
+import { watchlistOperations } from "./operations/watchlists.js";
 import { webhookOperations } from "./operations/webhooks.js";
 
 /** Every v4 operation. The three servers, their OpenAPI documents and the permission tests come from here. */
@@ -42,4 +43,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...webhookOperations,
   ...autotradeSetupOperations,
   ...brokerFaultOperations,
+  ...watchlistOperations,
 ];
