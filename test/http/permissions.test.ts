@@ -77,6 +77,7 @@ let marketStrategyOfB = 0;
 let checkoutOfB = 0;
 /** Site A's autotrade approval request for person A, made before the matrix runs. */
 let approvalOfA = 0;
+const RULE575_WINDOW = { StartDate: "2026-03-01T00:00:00Z", EndDate: "2026-03-11T00:00:00Z" };
 /** Person A's watchlist, made before the matrix runs. */
 let watchListOfA = 0;
 let watchListsMade = 0;
@@ -590,6 +591,14 @@ function whiteLabelCommerceCases(): Record<string, readonly Case[]> {
     GetSiteCatalog: [
       { name: "site A", request: (p) => ({ query: { WhiteLabelSiteId: String(p.siteA) } }), expect: siteAOnly },
       { name: "the caller's own site", request: () => ({}), expect: onOwnSite(200) },
+    ],
+    GetRule575Status: [
+      {
+        name: "site A",
+        request: (p) => ({ query: { ...RULE575_WINDOW, WhiteLabelSiteId: String(p.siteA) } }),
+        expect: siteAOnly,
+      },
+      { name: "the caller's own site", request: () => ({ query: RULE575_WINDOW }), expect: onOwnSite(200) },
     ],
     UpdateSiteCatalog: [
       {

@@ -11,6 +11,7 @@ import { orderOperations } from "./operations/orders.js";
 import { performanceOperations } from "./operations/performance.js";
 import { planOperations } from "./operations/plans.js";
 import { profileOperations } from "./operations/profiles.js";
+import { rule575Operations } from "./operations/rule575.js";
 import { sandboxOperations } from "./operations/sandbox.js";
 import { simOperations } from "./operations/sims.js";
 import { siteCommerceOperations } from "./operations/site-commerce.js";
@@ -44,4 +45,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...autotradeSetupOperations,
   ...brokerFaultOperations,
   ...watchlistOperations,
+  ...rule575Operations,
 ];
