@@ -13,6 +13,7 @@ import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
 import { BILLING_COMMANDS } from "./billing-commands.js";
 import { BROKER_COMMANDS } from "./broker-commands.js";
+import { MUX_COMMANDS } from "./mux-commands.js";
 import { dollarsOption, optionalId, required, requiredId } from "./options.js";
 import { PLAN_COMMANDS } from "./plan-commands.js";
 import { UsageError } from "./usage-error.js";
@@ -286,6 +287,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...PLAN_COMMANDS,
   ...BILLING_COMMANDS,
   ...BROKER_COMMANDS,
+  ...MUX_COMMANDS,
 ];
 
 /** A Rule 575 term as given: undefined when absent, null for `default`; a value the rule refuses is a usage error. */
