@@ -5,6 +5,7 @@ import { pathOf, type V4Server } from "../../src/http/v4/operation.js";
 import { OPERATIONS } from "../../src/http/v4/table.js";
 import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { setStrategyPrice } from "../../src/services/commerce-admin.js";
+import { linkVariant } from "../../src/services/strategy-mux.js";
 import {
   BACKENDS,
   type CallOptions,
@@ -78,6 +79,8 @@ let checkoutOfB = 0;
 /** Site A's autotrade approval request for person A, made before the matrix runs. */
 let approvalOfA = 0;
 const RULE575_WINDOW = { StartDate: "2026-03-01T00:00:00Z", EndDate: "2026-03-11T00:00:00Z" };
+/** A strategy of person A's with a variant, made before the matrix runs. */
+let muxParentOfA = 0;
 /** Person A's watchlist, made before the matrix runs. */
 let watchListOfA = 0;
 let watchListsMade = 0;
@@ -600,6 +603,14 @@ function whiteLabelCommerceCases(): Record<string, readonly Case[]> {
       },
       { name: "the caller's own site", request: () => ({ query: RULE575_WINDOW }), expect: onOwnSite(200) },
     ],
+    GetStrategyMuxStatus: [
+      {
+        name: "site A's families",
+        request: (p) => ({ query: { WhiteLabelSiteId: String(p.siteA) } }),
+        expect: siteAOnly,
+      },
+      { name: "the caller's own site's", request: () => ({}), expect: onOwnSite(200) },
+    ],
     UpdateSiteCatalog: [
       {
         name: "B's strategy into site A's catalog",
@@ -859,6 +870,16 @@ for (const backend of BACKENDS) {
         },
         service.app.runtime.clock.nowMs(),
       );
+      const variant = async (name: string) => {
+        const r = await service.call("GEN", "POST", "/Strategies/AddStrategy", {
+          key: population.keys.personA,
+          body: { StrategyName: name, StartingCapital: 10000 },
+        });
+        assert.equal(r.status, 200, r.text);
+        return r.json.Results[0].StrategyId as number;
+      };
+      muxParentOfA = await variant("Person A Mux Parent");
+      await linkVariant(service.app.runtime, { parentId: muxParentOfA, childId: await variant("Person A Mux Child") });
       const list = await service.call("WL", "POST", "/Strategies/ManageWatchList", {
         key: population.keys.personA,
         body: { Name: "A's list", StrategyIds: [publicStrategyOfA] },

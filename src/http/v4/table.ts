@@ -17,6 +17,7 @@ import { simOperations } from "./operations/sims.js";
 import { siteCommerceOperations } from "./operations/site-commerce.js";
 import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
+import { strategyMuxOperations } from "./operations/strategy-mux.js";
 import { subscriptionOperations } from "./operations/subscriptions.js";
 import { symbolOperations } from "./operations/symbols.js";
 import { watchlistOperations } from "./operations/watchlists.js";
@@ -46,4 +47,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...brokerFaultOperations,
   ...watchlistOperations,
   ...rule575Operations,
+  ...strategyMuxOperations,
 ];
