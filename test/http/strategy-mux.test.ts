@@ -3,6 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { decimal } from "../../src/core/decimal.js";
 import { muxLocalId } from "../../src/core/mux.js";
 import { linkVariant, MUX_CONSUMER } from "../../src/services/strategy-mux.js";
+import { legacyCall } from "../helpers/legacy.js";
 import {
   ADMIN_KEY,
   BACKENDS,
@@ -294,6 +295,24 @@ for (const backend of BACKENDS) {
       const grand = await familyStatus(child);
       assert.equal(grand.Variants[0].ChildStrategyId, grandchild);
       assert.equal(grand.Variants[0].InSync, true);
+    });
+
+    test("a legacy client may not take a mirror's signal id (mux:...) for its own signals", async () => {
+      const { children } = await family("100");
+      for (const field of ["signalid", "ocaid"]) {
+        const r = await legacyCall(
+          service,
+          "submitSignal",
+          {
+            systemid: children[0],
+            signal: { action: "BTO", quant: 1, symbol: "AAPL", typeofsymbol: "stock", limit: 150, [field]: "mux:1" },
+          },
+          p.keys.personA,
+        );
+        assert.equal(r.ok, 0, JSON.stringify(r));
+        assert.match(r.error.message, new RegExp(`signal.${field} may not begin with mux:`));
+      }
+      assert.deepEqual(await ordersOf(children[0] as number), []);
     });
 
     test("every family of the site, and the refusals of the status", async () => {
