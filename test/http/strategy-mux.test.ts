@@ -222,6 +222,20 @@ for (const backend of BACKENDS) {
       );
       const active = await activeOrders(service, p.keys.personA, child);
       assert.equal(active.length, 2);
+      // A new price for the parent's profit target reaches the variant's.
+      const moved = await replaceOrder(service, p.keys.personA, {
+        ...stockOrder(parent, "AAPL", "sell", 10, { OrderType: "2", Limit: 220 }),
+        CancelReplaceSignalId: entry.ProfitTargetSignalId,
+      });
+      assert.equal(moved.status, 200, moved.text);
+      await settleMux();
+      assert.deepEqual(
+        (await ordersOf(child)).filter((o) => o.signal_type === 4).map((o) => [o.limit_price, o.quantity, o.status]),
+        [
+          ["210", "10", "Replaced"],
+          ["220", "10", "PendingNew"],
+        ],
+      );
     });
 
     test("closes follow in proportion, closing all closes the variant's all, and what rounds to nothing is skipped", async () => {
