@@ -13,7 +13,7 @@ import { MUX_CONSUMER } from "../../services/strategy-mux.js";
 import type { TradingRuntime } from "../../services/trading.js";
 import type { MuxAction } from "../../store/schema.js";
 import type { Tx } from "../../store/transaction.js";
-import { type OutboxEvent, outboxEventOfRow } from "../outbox/events.js";
+import { eventsAfterPosition, type OutboxEvent } from "../outbox/events.js";
 
 /**
  * The StrategyMux mirror (docs/decisions.md "StrategyMux (issue 14)"): a
@@ -134,22 +134,9 @@ export class StrategyMux {
   /** Mirrors the parent's events after the position, a chunk at a time. */
   async #mirrorParent(db: Tx, parentId: number, accountId: number): Promise<void> {
     for (;;) {
-      const stored = await db
-        .selectFrom("outbox_positions")
-        .select("seq")
-        .where("consumer", "=", MUX_CONSUMER)
-        .where("account_id", "=", accountId)
-        .executeTakeFirst();
-      const position = stored?.seq ?? null;
-      const rows = await db
-        .selectFrom("order_events")
-        .selectAll()
-        .where("account_id", "=", accountId)
-        .where("seq", ">", position ?? 0)
-        .orderBy("seq")
-        .limit(CHUNK)
-        .execute();
-      if (rows.length === 0) return;
+      const { position, events } = await eventsAfterPosition(db, MUX_CONSUMER, accountId, CHUNK);
+      const last = events.at(-1);
+      if (!last) return;
       // Read after the events: a family linked before an event was committed is seen with it.
       const families = (
         await db.selectFrom("strategy_mux").selectAll().where("parent_strategy_id", "=", parentId).execute()
@@ -159,13 +146,12 @@ export class StrategyMux {
           fromSeq: row.from_seq,
         }),
       );
-      for (const row of rows) {
+      for (const event of events) {
         if (this.#stopped) return;
-        await this.#mirrorEvent(db, parentId, outboxEventOfRow(row), families);
+        await this.#mirrorEvent(db, parentId, event, families);
       }
-      const last = rows.at(-1)?.seq as number;
-      await this.#moveTo(db, accountId, position, last);
-      if (rows.length < CHUNK) return;
+      await this.#moveTo(db, accountId, position, last.seq);
+      if (events.length < CHUNK) return;
     }
   }
 
