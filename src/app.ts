@@ -145,7 +145,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     await brokers.start();
     await desk.start();
     await outbox.start();
-    await mux.start();
+    mux.start();
   } catch (error) {
     await mux.stop();
     await outbox.stop();

@@ -70,10 +70,12 @@ export class StrategyMux {
     });
   }
 
-  /** Catches up with what was left (a restart resumes here), then passes every `passMs` and when a parent trades. */
-  async start(): Promise<void> {
+  /**
+   * Starts catching up with what was left (a restart resumes here; the start does not wait for it),
+   * then passes every `passMs` and whenever a parent's events commit in this process.
+   */
+  start(): void {
     this.request();
-    await this.settled();
     if (this.options.passMs > 0) {
       this.#timer = setInterval(() => this.request(), this.options.passMs);
       this.#timer.unref();
