@@ -15,6 +15,7 @@ import { SimulatedBroker } from "./engine/brokers/simulated.js";
 import { FillLoop } from "./engine/fill-loop.js";
 import { openFrame } from "./engine/frame/open.js";
 import { MarketData, type MarketFeed } from "./engine/market-data.js";
+import { StrategyMux } from "./engine/mux/mirror.js";
 import { recordsConsumer } from "./engine/outbox/records.js";
 import { OutboxRunner } from "./engine/outbox/runner.js";
 import { WebhookDeliverer } from "./engine/webhooks/deliverer.js";
@@ -75,6 +76,11 @@ export interface AppOptions {
   readonly approvalsIntervalMs?: number;
   /** How often the webhook deliverer runs a pass, real milliseconds (default 5 s; 0: only when driven). */
   readonly webhookIntervalMs?: number;
+  /**
+   * How often the StrategyMux mirror looks for parents' events, real milliseconds (default 1 s; 0: only
+   * when this process commits a parent's events, and at start).
+   */
+  readonly muxPassMs?: number;
 }
 
 export interface App {
@@ -95,6 +101,8 @@ export interface App {
   readonly brokers: BrokerRegistry;
   /** The autotrade desk: brokerage accounts, their setups and account orders. */
   readonly desk: AutotradeDesk;
+  /** The StrategyMux mirror: parents' orders into their variants. */
+  readonly mux: StrategyMux;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -124,6 +132,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The outbox's consumers: the strategies' records, and the autotrade copier.
   const consumers = [recordsConsumer, new Copier(desk, copierMarket(frame, market, clock))];
   const outbox = new OutboxRunner(storage, frame, consumers, logger.child({ component: "outbox" }));
+  const mux = new StrategyMux(runtime, logger.child({ component: "strategy-mux" }), {
+    passMs: options.muxPassMs ?? 1000,
+  });
   try {
     await options.prepare?.(runtime);
     fillLoop = new FillLoop(runtime, market, logger.child({ component: "fill-loop" }), {
@@ -139,7 +150,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     await brokers.start();
     await desk.start();
     await outbox.start();
+    mux.start();
   } catch (error) {
+    await mux.stop();
     await outbox.stop();
     await desk.stop();
     await frame.close();
@@ -222,12 +235,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks,
     brokers,
     desk,
+    mux,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await biller.stop();
       await approvals.stop();
       await webhooks.stop();
       await fillLoop.stop();
+      await mux.stop();
       await outbox.stop();
       await desk.stop();
       await brokers.close();

@@ -1,9 +1,11 @@
 import { ROLES, type Role } from "../core/access.js";
 import { parseDateTime } from "../core/datetime.js";
+import { formatDecimal, toNumber } from "../core/decimal.js";
 import { Refusal } from "../core/errors.js";
 import { dollarsOf } from "../core/money.js";
+import { readToleranceBps, readWindowSeconds } from "../core/rule575.js";
 import { openFrame } from "../engine/frame/open.js";
-import { fundHouseAccount, setNegativeBilling, setStrategyPrice } from "../services/commerce-admin.js";
+import { fundHouseAccount, setSiteSettings, setStrategyPrice } from "../services/commerce-admin.js";
 import { describeDemo, seedDemo } from "../services/demo.js";
 import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
@@ -11,6 +13,7 @@ import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
 import { BILLING_COMMANDS } from "./billing-commands.js";
 import { BROKER_COMMANDS } from "./broker-commands.js";
+import { MUX_COMMANDS } from "./mux-commands.js";
 import { dollarsOption, optionalId, required, requiredId } from "./options.js";
 import { PLAN_COMMANDS } from "./plan-commands.js";
 import { UsageError } from "./usage-error.js";
@@ -186,20 +189,54 @@ export const COMMANDS: readonly CliCommand[] = [
   {
     noun: "site",
     verb: "set",
-    synopsis: "site set --id WHITE_LABEL_SITE_ID --allow-negative-billing true|false",
-    options: { id: str, "allow-negative-billing": str },
+    synopsis:
+      "site set --id WHITE_LABEL_SITE_ID [--allow-negative-billing true|false] [--rule575-tolerance-bps BPS|default] [--rule575-window-seconds S|default]",
+    options: {
+      id: str,
+      "allow-negative-billing": str,
+      "rule575-tolerance-bps": str,
+      "rule575-window-seconds": str,
+    },
     async run(runtime, o) {
       const siteId = requiredId(o, "id");
-      const allow = required(o, "allow-negative-billing");
-      if (allow !== "true" && allow !== "false") throw new UsageError("--allow-negative-billing is true or false");
-      const site = await setNegativeBilling(runtime, siteId, allow === "true");
+      const allow = o["allow-negative-billing"];
+      if (allow !== undefined && allow !== "true" && allow !== "false") {
+        throw new UsageError("--allow-negative-billing is true or false");
+      }
+      const tolerance = rule575Option(
+        o,
+        "rule575-tolerance-bps",
+        readToleranceBps,
+        "basis points, 0 to 10000, to the hundredth",
+      );
+      const window = rule575Option(o, "rule575-window-seconds", readWindowSeconds, "whole seconds, 0 to 86400");
+      if (allow === undefined && tolerance === undefined && window === undefined) {
+        throw new UsageError("Give --allow-negative-billing, --rule575-tolerance-bps or --rule575-window-seconds");
+      }
+      const site = await setSiteSettings(runtime, siteId, {
+        allowNegativeBilling: allow === undefined ? undefined : allow === "true",
+        rule575ToleranceBps: tolerance,
+        rule575WindowSeconds: window,
+      });
+      // The answer keeps its shape; the Rule 575 terms are added when they were set.
+      const rule575Set = tolerance !== undefined || window !== undefined;
       return {
         json: {
           SiteId: site.siteId,
           AllowNegativeBilling: site.allowNegativeBilling,
           HouseAccountBalance: dollarsOf(site.houseAccountCents),
+          ...(rule575Set
+            ? {
+                Rule575ToleranceBps: toNumber(site.rule575.toleranceBps),
+                Rule575WindowSeconds: site.rule575.windowSeconds,
+              }
+            : {}),
         },
-        text: `Site ${siteId}: negative billing ${site.allowNegativeBilling ? "allowed" : "not allowed"}`,
+        text:
+          `Site ${siteId}: negative billing ${site.allowNegativeBilling ? "allowed" : "not allowed"}` +
+          (rule575Set
+            ? `; Rule 575 tolerance ${formatDecimal(site.rule575.toleranceBps)} bps, window ${site.rule575.windowSeconds} s`
+            : ""),
       };
     },
   },
@@ -250,7 +287,23 @@ export const COMMANDS: readonly CliCommand[] = [
   ...PLAN_COMMANDS,
   ...BILLING_COMMANDS,
   ...BROKER_COMMANDS,
+  ...MUX_COMMANDS,
 ];
+
+/** A Rule 575 term as given: undefined when absent, null for `default`; a value the rule refuses is a usage error. */
+function rule575Option<T>(
+  options: Readonly<Record<string, string | undefined>>,
+  name: string,
+  read: (text: string) => T | null,
+  what: string,
+): T | null | undefined {
+  const text = options[name];
+  if (text === undefined) return undefined;
+  if (text === "default") return null;
+  const value = read(text);
+  if (value === null) throw new UsageError(`--${name} is ${what}, or default`);
+  return value;
+}
 
 export function usage(): string {
   return `Usage: npm run cli -- <command> [options] [--json]\n\n${COMMANDS.map((c) => `  ${c.synopsis}`).join("\n")}`;

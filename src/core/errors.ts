@@ -27,6 +27,7 @@ export const ERRORS = {
     status: 409,
     message: "The request with this Idempotency-Key has not answered yet",
   },
+  LimitReached: { code: "1210", status: 409, message: "A limit is reached" },
   Internal: { code: "1500", status: 500, message: "Internal error" },
   NewOrderRejected: { code: "2010", status: 409, message: "New order rejected" },
   CancelRejected: { code: "2011", status: 409, message: "Cancel rejected" },

@@ -1,10 +1,12 @@
-import { centsToDecimal, formatDecimal } from "../core/decimal.js";
+import { centsToDecimal, type Decimal, formatDecimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import { EXTERNAL_ACCOUNT, houseAccount } from "../core/ledger.js";
 import { centsOfText } from "../core/money.js";
+import type { Rule575Terms } from "../core/rule575.js";
 import { touchModelAccount } from "../store/strategy-rows.js";
 import { withTransaction } from "../store/transaction.js";
 import { balances, post } from "./ledger.js";
+import { rule575TermsOf } from "./rule575.js";
 import type { Runtime } from "./runtime.js";
 
 /**
@@ -52,20 +54,46 @@ export interface SiteBilling {
   readonly houseAccountCents: number;
 }
 
+export interface SiteSettings extends SiteBilling {
+  /** The site's Rule 575 terms (its own, or the service's defaults). */
+  readonly rule575: Rule575Terms;
+}
+
+/** What an operator changes of a site; undefined leaves a setting, null returns a Rule 575 term to the default. */
+export interface SiteChanges {
+  readonly allowNegativeBilling?: boolean | undefined;
+  readonly rule575ToleranceBps?: Decimal | null | undefined;
+  readonly rule575WindowSeconds?: number | null | undefined;
+}
+
 /** Sets whether resold subscriptions may be charged into a negative house balance; answers the site's settings. */
-export async function setNegativeBilling(runtime: Runtime, siteId: number, allow: boolean): Promise<SiteBilling> {
+export const setNegativeBilling = (runtime: Runtime, siteId: number, allow: boolean): Promise<SiteSettings> =>
+  setSiteSettings(runtime, siteId, { allowNegativeBilling: allow });
+
+/** Changes a white-label site's settings (CLI `site set`); answers them all as they are then. */
+export async function setSiteSettings(runtime: Runtime, siteId: number, changes: SiteChanges): Promise<SiteSettings> {
   return withTransaction(runtime, async (ctx) => {
     await whiteLabelSite(ctx, siteId);
-    await ctx.tx
-      .updateTable("sites")
-      .set({ allow_negative_billing: allow ? 1 : 0 })
-      .where("id", "=", siteId)
-      .execute();
+    const set = {
+      ...(changes.allowNegativeBilling === undefined
+        ? {}
+        : { allow_negative_billing: changes.allowNegativeBilling ? 1 : 0 }),
+      ...(changes.rule575ToleranceBps === undefined
+        ? {}
+        : {
+            rule575_tolerance_bps:
+              changes.rule575ToleranceBps === null ? null : formatDecimal(changes.rule575ToleranceBps),
+          }),
+      ...(changes.rule575WindowSeconds === undefined ? {} : { rule575_window_seconds: changes.rule575WindowSeconds }),
+    };
+    if (Object.keys(set).length > 0) await ctx.tx.updateTable("sites").set(set).where("id", "=", siteId).execute();
+    const site = await whiteLabelSite(ctx, siteId);
     const house = houseAccount(siteId);
     return {
       siteId,
-      allowNegativeBilling: allow,
+      allowNegativeBilling: site.allow_negative_billing === 1,
       houseAccountCents: (await balances(ctx.tx, [house])).get(house) ?? 0,
+      rule575: (await rule575TermsOf(ctx.tx, siteId)).terms,
     };
   });
 }

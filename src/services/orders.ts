@@ -18,7 +18,7 @@ import type { Instrument } from "../core/symbols/instrument.js";
 import { editable } from "../core/transient.js";
 import type { StrategyOfAccount } from "../engine/frame/account.js";
 import type { AccountOperation } from "../engine/frame/frame.js";
-import { type TradingContext, tradeOn } from "./trading.js";
+import { type TradingCall, tradeOn } from "./trading.js";
 
 /** An order as the owner sends it (NewStrategyOrder, ReplaceStrategyOrder; legacy submitSignal later). */
 export interface OrderInput extends Omit<OrderRequest, "conditional"> {
@@ -94,7 +94,7 @@ export function checkBuyingPower(
   }
 }
 
-interface Placement {
+export interface Placement {
   readonly state: TradingState;
   readonly placed: PlacedOrder;
 }
@@ -262,7 +262,7 @@ function checkSignalEntry(strategy: StrategyOfAccount): void {
 }
 
 /** Places one order (with its exits) in the account. */
-function placeStep(op: AccountOperation, loaded: TradingState, input: OrderInput): Placement {
+export function placeStep(op: AccountOperation, loaded: TradingState, input: OrderInput): Placement {
   checkSignalEntry(op.account.strategy);
   let state = loaded;
   checkLocalIds(op, input);
@@ -283,7 +283,7 @@ function placeStep(op: AccountOperation, loaded: TradingState, input: OrderInput
 }
 
 /** NewStrategyOrder: places an order (with its exits); with CancelReplaceSignalId it replaces that one. */
-export async function placeOrder(ctx: TradingContext, input: OrderInput): Promise<PlacedOrder> {
+export async function placeOrder(ctx: TradingCall, input: OrderInput): Promise<PlacedOrder> {
   if (input.cancelReplaceSignalId !== undefined) return replaceOrder(ctx, input);
   return tradeOn(ctx, input.strategyId, (op) => {
     const { state, placed } = placeStep(op, op.account.state, input);
@@ -293,7 +293,7 @@ export async function placeOrder(ctx: TradingContext, input: OrderInput): Promis
 
 /** A parent and an order conditional on it, placed together (the legacy inline conditionalUponSignal). */
 export async function placeWithParent(
-  ctx: TradingContext,
+  ctx: TradingCall,
   parent: OrderInput,
   child: OrderInput,
 ): Promise<{ readonly parent: PlacedOrder; readonly child: PlacedOrder }> {
@@ -311,7 +311,7 @@ export async function placeWithParent(
  * DoNotCreateOCAGroup (then the old order's OCA siblings are canceled), its
  * parent, its kind (a replaced stop loss is still a stop loss) and its exits.
  */
-export async function replaceOrder(ctx: TradingContext, input: OrderInput): Promise<PlacedOrder> {
+export async function replaceOrder(ctx: TradingCall, input: OrderInput): Promise<PlacedOrder> {
   const oldId = input.cancelReplaceSignalId;
   if (oldId === undefined) {
     throw refuse("MissingValue", {
@@ -320,73 +320,78 @@ export async function replaceOrder(ctx: TradingContext, input: OrderInput): Prom
     });
   }
   return tradeOn(ctx, input.strategyId, (op) => {
-    const field = `${signalField}.CancelReplaceSignalId`;
-    checkSignalEntry(op.account.strategy);
-    checkLocalIds(op, input);
-    const state = ensureLoaded(op, op.account.state, oldId, field);
-    const old = state.book.get(oldId);
-    const oldTerms = state.terms.get(oldId);
-    if (!old || !oldTerms) throw refuse("NotFound", { field, message: `No signal ${oldId}` });
-    if (!CANCELLABLE.has(old.state.status)) {
-      throw refuse("CancelRejected", {
-        field,
-        message:
-          old.state.status === "Filled"
-            ? `Signal ${oldId} was traded and cannot be replaced`
-            : `Signal ${oldId} is ${old.state.status} and cannot be replaced`,
-      });
-    }
-    const errors: ErrorEntry[] = [];
-    if (input.instrument.fullSymbol !== oldTerms.instrument.fullSymbol) {
-      errors.push({
-        name: "InvalidValue",
-        field: `${signalField}.ServiceSymbol`,
-        message: `The replacement must trade ${oldTerms.instrument.fullSymbol}`,
-      });
-    }
-    if (input.side !== oldTerms.side) {
-      errors.push({
-        name: "InvalidValue",
-        field: `${signalField}.Side`,
-        message: `The replacement must be a ${oldTerms.side} like signal ${oldId}`,
-      });
-    }
-    if (input.parentSignalId !== undefined && input.parentSignalId !== old.parentId) {
-      errors.push({
-        name: "InvalidValue",
-        field: `${signalField}.ParentSignalId`,
-        message: "A replacement keeps the parent of the order it replaces",
-      });
-    }
-    const hasExits = [...state.book.values()].some((o) => o.parentId === oldId && o.state.status === "PendingNew");
-    for (const [exit, given] of [
-      ["ProfitTarget", input.profitTarget],
-      ["StopLoss", input.stopLoss],
-    ] as const) {
-      if (!hasExits || given === undefined) continue;
-      errors.push({
-        name: "InvalidValue",
-        field: `${signalField}.${exit}`,
-        message: `Signal ${oldId}'s exits pass to the replacement: replace them by their own signal ids`,
-      });
-    }
-    if (errors.length > 0) throw new Refusal(errors);
-    const checked = termsFor(input, state, old.parentId, op.nowMs, op.market, oldTerms.openClose);
-    const terms: OrderTerms = { ...checked, signalType: oldTerms.signalType };
-    // Only what the replacement adds to the old order's quantity needs new buying power.
-    if (compare(terms.quantity, oldTerms.quantity) > 0) {
-      checkBuyingPower(state, { ...terms, quantity: sub(terms.quantity, oldTerms.quantity) }, op.market);
-    }
-    const placement = place(op, state, terms, input, {
-      parentId: old.parentId,
-      replacing: { id: oldId, keepOcaGroup: input.doNotCreateOcaGroup !== true },
-    });
+    const placement = replaceStep(op, input, oldId);
     return { state: placement.state, result: placement.placed };
   });
 }
 
+/** Replaces the account's order `oldId` with this one, in one step (ReplaceStrategyOrder's rules). */
+export function replaceStep(op: AccountOperation, input: OrderInput, oldId: number): Placement {
+  const field = `${signalField}.CancelReplaceSignalId`;
+  checkSignalEntry(op.account.strategy);
+  checkLocalIds(op, input);
+  const state = ensureLoaded(op, op.account.state, oldId, field);
+  const old = state.book.get(oldId);
+  const oldTerms = state.terms.get(oldId);
+  if (!old || !oldTerms) throw refuse("NotFound", { field, message: `No signal ${oldId}` });
+  if (!CANCELLABLE.has(old.state.status)) {
+    throw refuse("CancelRejected", {
+      field,
+      message:
+        old.state.status === "Filled"
+          ? `Signal ${oldId} was traded and cannot be replaced`
+          : `Signal ${oldId} is ${old.state.status} and cannot be replaced`,
+    });
+  }
+  const errors: ErrorEntry[] = [];
+  if (input.instrument.fullSymbol !== oldTerms.instrument.fullSymbol) {
+    errors.push({
+      name: "InvalidValue",
+      field: `${signalField}.ServiceSymbol`,
+      message: `The replacement must trade ${oldTerms.instrument.fullSymbol}`,
+    });
+  }
+  if (input.side !== oldTerms.side) {
+    errors.push({
+      name: "InvalidValue",
+      field: `${signalField}.Side`,
+      message: `The replacement must be a ${oldTerms.side} like signal ${oldId}`,
+    });
+  }
+  if (input.parentSignalId !== undefined && input.parentSignalId !== old.parentId) {
+    errors.push({
+      name: "InvalidValue",
+      field: `${signalField}.ParentSignalId`,
+      message: "A replacement keeps the parent of the order it replaces",
+    });
+  }
+  const hasExits = [...state.book.values()].some((o) => o.parentId === oldId && o.state.status === "PendingNew");
+  for (const [exit, given] of [
+    ["ProfitTarget", input.profitTarget],
+    ["StopLoss", input.stopLoss],
+  ] as const) {
+    if (!hasExits || given === undefined) continue;
+    errors.push({
+      name: "InvalidValue",
+      field: `${signalField}.${exit}`,
+      message: `Signal ${oldId}'s exits pass to the replacement: replace them by their own signal ids`,
+    });
+  }
+  if (errors.length > 0) throw new Refusal(errors);
+  const checked = termsFor(input, state, old.parentId, op.nowMs, op.market, oldTerms.openClose);
+  const terms: OrderTerms = { ...checked, signalType: oldTerms.signalType };
+  // Only what the replacement adds to the old order's quantity needs new buying power.
+  if (compare(terms.quantity, oldTerms.quantity) > 0) {
+    checkBuyingPower(state, { ...terms, quantity: sub(terms.quantity, oldTerms.quantity) }, op.market);
+  }
+  return place(op, state, terms, input, {
+    parentId: old.parentId,
+    replacing: { id: oldId, keepOcaGroup: input.doNotCreateOcaGroup !== true },
+  });
+}
+
 /** CancelStrategyOrder: cancels a live signal with its exits and OCA siblings. */
-export async function cancelOrder(ctx: TradingContext, strategyId: number, signalId: number): Promise<PlacedOrder> {
+export async function cancelOrder(ctx: TradingCall, strategyId: number, signalId: number): Promise<PlacedOrder> {
   return tradeOn(ctx, strategyId, (op) => {
     const state = ensureLoaded(op, op.account.state, signalId, "SignalId");
     const order = state.book.get(signalId);

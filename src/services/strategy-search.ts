@@ -21,7 +21,7 @@ export type StrategyListing = Selectable<StrategiesTable> & {
 };
 
 /** The strategies with whether their owners autotrade them. */
-async function withOwnTrading(db: Tx, rows: readonly Selectable<StrategiesTable>[]): Promise<StrategyListing[]> {
+export async function withOwnTrading(db: Tx, rows: readonly Selectable<StrategiesTable>[]): Promise<StrategyListing[]> {
   const figures = await autotradeFigures(
     db,
     rows.map((row) => row.id),
@@ -31,8 +31,8 @@ async function withOwnTrading(db: Tx, rows: readonly Selectable<StrategiesTable>
 
 const tradesColumn = (securityType: SecurityType) => TRADES_COLUMNS[SYMBOL_TYPES[securityType]];
 
-/** Strategies with their owners' sites, limited to those the caller may see. */
-function visibleStrategies(tx: Tx, caller: Caller) {
+/** Strategies (`st`) with their owners (`o`) and owners' sites (`s`), limited to those the caller may see. */
+export function visibleStrategies(tx: Tx, caller: Caller) {
   let query = tx
     .selectFrom("strategies as st")
     .innerJoin("persons as o", "o.id", "st.owner_person_id")

@@ -23,6 +23,9 @@ export interface TradingRuntime extends Runtime {
 
 export interface TradingContext extends TradingRuntime, RequestContext {}
 
+/** Whom a trading operation is for: a caller (authorized first), or nobody (the fill loop, the mirror of a parent strategy). */
+export type TradingCall = TradingRuntime & Partial<Pick<RequestContext, "caller" | "actor" | "idempotency">>;
+
 /** Model accounts pay the Default commission plan. */
 export const MODEL_ACCOUNT_PLAN = COMMISSION_PLANS[0] as (typeof COMMISSION_PLANS)[number];
 
@@ -39,7 +42,7 @@ export interface TradeStep<T> {
  * 404 of a strategy that does not exist when it is private and hidden from it.
  */
 export function tradeOn<T>(
-  ctx: TradingRuntime & Partial<Pick<RequestContext, "caller" | "actor" | "idempotency">>,
+  ctx: TradingCall,
   strategyId: number,
   step: (op: AccountOperation) => TradeStep<T>,
   options?: TradeOptions,

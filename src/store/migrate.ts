@@ -23,6 +23,9 @@ import { autotradeMigration } from "./migrations/0022_autotrade.js";
 import { simulatedBrokerMigration } from "./migrations/0023_simulated_broker.js";
 import { confirmationsMigration } from "./migrations/0024_confirmations.js";
 import { copyFormsMigration } from "./migrations/0025_copy_forms.js";
+import { rule575Migration } from "./migrations/0027_rule575.js";
+import { strategyMuxMigration } from "./migrations/0027_strategy_mux.js";
+import { watchlistsMigration } from "./migrations/0027_watchlists.js";
 import { accountOrdersMigration } from "./migrations/0028_account_orders.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
@@ -54,6 +57,9 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0023_simulated_broker": simulatedBrokerMigration(),
     "0024_confirmations": confirmationsMigration(),
     "0025_copy_forms": copyFormsMigration(),
+    "0027_rule575": rule575Migration(),
+    "0027_strategy_mux": strategyMuxMigration(storage.backend),
+    "0027_watchlists": watchlistsMigration(storage.backend),
     "0028_account_orders": accountOrdersMigration(),
   };
 }

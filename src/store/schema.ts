@@ -59,6 +59,10 @@ export interface Database {
   confirmation_links: ConfirmationLinksTable;
   account_marks: AccountMarksTable;
   autotrade_marks: AutotradeMarksTable;
+  watchlists: WatchlistsTable;
+  watchlist_members: WatchlistMembersTable;
+  strategy_mux: StrategyMuxTable;
+  mux_orders: MuxOrdersTable;
 }
 
 export interface ServiceSettingsTable {
@@ -83,6 +87,10 @@ export interface SitesTable {
   allow_negative_billing: Generated<number>;
   /** Who pays the AutoTrading licence of the site's customers: CustomerPays or SitePays. */
   autotrade_fee_policy: Generated<AutotradeFeePolicy>;
+  /** Rule 575: basis points a copy fill may be worse than the strategy's (exact decimal text); null: the default. */
+  rule575_tolerance_bps: string | null;
+  /** Rule 575: seconds after the strategy's last fill a copy fill may execute; null: the default. */
+  rule575_window_seconds: number | null;
 }
 
 export interface PersonsTable {
@@ -983,4 +991,58 @@ export interface AutotradeMarksTable {
   marked_at: number;
   holdings_value: string;
   pnl: string;
+}
+
+/** What a watchlist is: a person's own, or the one the service offers everyone (0027). */
+export type WatchlistKind = "custom" | "leaderboard";
+
+/** A watchlist: a person's own list of strategies, or the service's leaderboard list (no owner). */
+export interface WatchlistsTable {
+  id: Generated<number>;
+  kind: WatchlistKind;
+  person_id: number | null;
+  name: string;
+  /** The name folded to lower case: a person's names are unique without regard to case (null: built in). */
+  name_key: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface WatchlistMembersTable {
+  watchlist_id: number;
+  strategy_id: number;
+  added_at: number;
+}
+
+/** A variant (child strategy) mirroring its parent's orders (0027). */
+export interface StrategyMuxTable {
+  child_strategy_id: number;
+  parent_strategy_id: number;
+  /** Exact decimal text: the child's orders are the parent's × this / 100. */
+  scaling_percentage: string;
+  /** The parent's last order event when the child was linked: later ones are mirrored. */
+  from_seq: number;
+  linked_at: number;
+  updated_at: number;
+}
+
+export type MuxAction = "place" | "replace" | "cancel";
+export type MuxOutcome = "mirrored" | "failed" | "skipped";
+
+/** What became of a parent order for one child: once per child, parent order and action. */
+export interface MuxOrdersTable {
+  id: Generated<number>;
+  parent_strategy_id: number;
+  child_strategy_id: number;
+  parent_order_id: number;
+  action: MuxAction;
+  status: MuxOutcome;
+  /** The child's order that mirrors it (placed, replacing, or canceled). */
+  child_order_id: number | null;
+  /** Why it failed or was skipped: a code. */
+  reason: string | null;
+  message: string | null;
+  /** The parent's event it came from. */
+  parent_seq: number;
+  at: number;
 }

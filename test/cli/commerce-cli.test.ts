@@ -8,7 +8,7 @@ import { ADMIN_KEY, BACKENDS, startTestService, type TestService } from "../help
 
 /**
  * The operator CLI's commerce commands as operators run them: site fund,
- * site set --allow-negative-billing, strategy price; their JSON and their
+ * site set (negative billing, Rule 575 terms), strategy price; their JSON and their
  * refusals (one line, exit 2 for bad values, 1 for objects that do not exist).
  */
 for (const backend of BACKENDS) {
@@ -89,6 +89,63 @@ for (const backend of BACKENDS) {
       assert.match(onlyJson(bad).Error.Message, /true or false/);
       const none = await cli("site", "set", "--id", "999999", "--allow-negative-billing", "true", "--json");
       assert.equal(none.code, 1);
+    });
+
+    test("site set --rule575-tolerance-bps and --rule575-window-seconds set the site's Rule 575 terms", async () => {
+      const set = await cli(
+        "site",
+        "set",
+        "--id",
+        String(siteId),
+        "--rule575-tolerance-bps",
+        "12.5",
+        "--rule575-window-seconds",
+        "90",
+        "--json",
+      );
+      assertSucceeded(set);
+      assert.deepEqual(onlyJson(set), {
+        SiteId: siteId,
+        AllowNegativeBilling: false,
+        HouseAccountBalance: 101.3,
+        Rule575ToleranceBps: 12.5,
+        Rule575WindowSeconds: 90,
+      });
+      const terms = () =>
+        service.storage.db
+          .selectFrom("sites")
+          .select(["rule575_tolerance_bps", "rule575_window_seconds"])
+          .where("id", "=", siteId)
+          .executeTakeFirstOrThrow();
+      assert.deepEqual(await terms(), { rule575_tolerance_bps: "12.5", rule575_window_seconds: 90 });
+      const one = await cli("site", "set", "--id", String(siteId), "--rule575-window-seconds", "default", "--json");
+      assert.deepEqual(onlyJson(one), {
+        SiteId: siteId,
+        AllowNegativeBilling: false,
+        HouseAccountBalance: 101.3,
+        Rule575ToleranceBps: 12.5,
+        Rule575WindowSeconds: 60,
+      });
+      assert.deepEqual(await terms(), { rule575_tolerance_bps: "12.5", rule575_window_seconds: null });
+      const text = await cli("site", "set", "--id", String(siteId), "--rule575-tolerance-bps", "default");
+      assertSucceeded(text);
+      assert.match(text.stdout, /Rule 575 tolerance 25 bps, window 60 s/);
+      for (const args of [
+        ["--rule575-tolerance-bps", "-1"],
+        ["--rule575-tolerance-bps", "10000.5"],
+        ["--rule575-tolerance-bps", "1.005"],
+        ["--rule575-window-seconds", "1.5"],
+        ["--rule575-window-seconds", "86401"],
+        [],
+      ]) {
+        const run = await cli("site", "set", "--id", String(siteId), ...args, "--json");
+        assert.equal(run.code, 2, `${args.join(" ")}: ${run.stdout}`);
+        assert.ok(onlyJson(run).Error.Message, run.stdout);
+      }
+      assert.deepEqual(await terms(), { rule575_tolerance_bps: null, rule575_window_seconds: null });
+      const geo = await cli("site", "set", "--id", String(geoId), "--rule575-tolerance-bps", "5", "--json");
+      assert.equal(geo.code, 1);
+      assert.equal(onlyJson(geo).Error.Field, "id");
     });
 
     test("strategy price sets the monthly and optional annual price; the details show it", async () => {

@@ -6,6 +6,7 @@ import { OPERATIONS } from "../../src/http/v4/table.js";
 import { insertBrokerAccount } from "../../src/services/broker-accounts.js";
 import { setStrategyPrice } from "../../src/services/commerce-admin.js";
 import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
+import { linkVariant } from "../../src/services/strategy-mux.js";
 import {
   BACKENDS,
   type CallOptions,
@@ -78,6 +79,12 @@ let marketStrategyOfB = 0;
 let checkoutOfB = 0;
 /** Site A's autotrade approval request for person A, made before the matrix runs. */
 let approvalOfA = 0;
+const RULE575_WINDOW = { StartDate: "2026-03-01T00:00:00Z", EndDate: "2026-03-11T00:00:00Z" };
+/** A strategy of person A's with a variant, made before the matrix runs. */
+let muxParentOfA = 0;
+/** Person A's watchlist, made before the matrix runs. */
+let watchListOfA = 0;
+let watchListsMade = 0;
 const orderOfA = (extra: Record<string, unknown> = {}) => orderOf(() => strategyOfA, extra);
 const newCustomer = (extra: Record<string, unknown> = {}) => {
   signups += 1;
@@ -529,6 +536,7 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ...whiteLabelCommerceCases(),
   ...webhookCases(),
   ...autotradeSetupCases(),
+  ...watchlistCases(),
   ...autotradeAccountCases(),
 };
 
@@ -588,6 +596,22 @@ function whiteLabelCommerceCases(): Record<string, readonly Case[]> {
     GetSiteCatalog: [
       { name: "site A", request: (p) => ({ query: { WhiteLabelSiteId: String(p.siteA) } }), expect: siteAOnly },
       { name: "the caller's own site", request: () => ({}), expect: onOwnSite(200) },
+    ],
+    GetRule575Status: [
+      {
+        name: "site A",
+        request: (p) => ({ query: { ...RULE575_WINDOW, WhiteLabelSiteId: String(p.siteA) } }),
+        expect: siteAOnly,
+      },
+      { name: "the caller's own site", request: () => ({ query: RULE575_WINDOW }), expect: onOwnSite(200) },
+    ],
+    GetStrategyMuxStatus: [
+      {
+        name: "site A's families",
+        request: (p) => ({ query: { WhiteLabelSiteId: String(p.siteA) } }),
+        expect: siteAOnly,
+      },
+      { name: "the caller's own site's", request: () => ({}), expect: onOwnSite(200) },
     ],
     UpdateSiteCatalog: [
       {
@@ -785,6 +809,41 @@ function autotradeAccountCases(): Record<string, readonly Case[]> {
   };
 }
 
+/**
+ * Watchlists: every key reads the Leaderboard list and keeps lists of its own; a person's list
+ * is theirs alone (to anyone else, administrators included, it does not exist).
+ */
+function watchlistCases(): Record<string, readonly Case[]> {
+  const personAOnly = (who: PopulationRole) => (who === "expired" ? 401 : who === "personA" ? 200 : 404);
+  const listOfA = () => String(watchListOfA);
+  return {
+    GetWatchLists: [{ name: "the caller's", request: () => ({}), expect: everyoneWithAValidKey }],
+    GetWatchListMembers: [
+      { name: "the Leaderboard list", request: () => ({ query: { WatchListId: "1" } }), expect: everyoneWithAValidKey },
+      { name: "person A's list", request: () => ({ query: { WatchListId: listOfA() } }), expect: personAOnly },
+    ],
+    ManageWatchList: [
+      {
+        name: "a list of the caller's own",
+        request: () => ({ body: { Name: `Matrix list ${++watchListsMade}` } }),
+        expect: everyoneWithAValidKey,
+      },
+      {
+        name: "person A's list",
+        request: () => ({ body: { WatchListId: watchListOfA, StrategyIds: [publicStrategyOfA] } }),
+        expect: personAOnly,
+      },
+    ],
+    DeleteWatchList: [
+      {
+        name: "a member of person A's list",
+        request: () => ({ query: { WatchListId: listOfA(), StrategyIds: String(publicStrategyOfA) } }),
+        expect: personAOnly,
+      },
+    ],
+  };
+}
+
 /** The private data each caller may see: its own, and that of the people it administers. */
 const VISIBLE: Readonly<Record<PopulationRole, readonly PopulationRole[]>> = {
   admin: ROLES,
@@ -877,6 +936,22 @@ for (const backend of BACKENDS) {
         },
         service.app.runtime.clock.nowMs(),
       );
+      const variant = async (name: string) => {
+        const r = await service.call("GEN", "POST", "/Strategies/AddStrategy", {
+          key: population.keys.personA,
+          body: { StrategyName: name, StartingCapital: 10000 },
+        });
+        assert.equal(r.status, 200, r.text);
+        return r.json.Results[0].StrategyId as number;
+      };
+      muxParentOfA = await variant("Person A Mux Parent");
+      await linkVariant(service.app.runtime, { parentId: muxParentOfA, childId: await variant("Person A Mux Child") });
+      const list = await service.call("WL", "POST", "/Strategies/ManageWatchList", {
+        key: population.keys.personA,
+        body: { Name: "A's list", StrategyIds: [publicStrategyOfA] },
+      });
+      assert.equal(list.status, 200, list.text);
+      watchListOfA = list.json.Results[0].Id;
       await openSimulatedBrokerAccount(service.app.runtime, {
         personId: population.people.personA,
         brokerId: 1,

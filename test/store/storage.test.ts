@@ -40,6 +40,9 @@ for (const backend of BACKENDS) {
         "0023_simulated_broker",
         "0024_confirmations",
         "0025_copy_forms",
+        "0027_rule575",
+        "0027_strategy_mux",
+        "0027_watchlists",
         "0028_account_orders",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
@@ -119,6 +122,9 @@ for (const backend of BACKENDS) {
           "0023_simulated_broker",
           "0024_confirmations",
           "0025_copy_forms",
+          "0027_rule575",
+          "0027_strategy_mux",
+          "0027_watchlists",
           "0028_account_orders",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();

@@ -973,6 +973,7 @@ export interface components {
          *     - `1202` (HTTP 409) WrongState: The object is not in a state that allows this
          *     - `1203` (HTTP 409) IdempotencyKeyReused: This Idempotency-Key was sent with another request
          *     - `1204` (HTTP 409) IdempotencyKeyBusy: The request with this Idempotency-Key has not answered yet
+         *     - `1210` (HTTP 409) LimitReached: A limit is reached
          *     - `1500` (HTTP 500) Internal: Internal error
          *     - `2010` (HTTP 409) NewOrderRejected: New order rejected
          *     - `2011` (HTTP 409) CancelRejected: Cancel rejected
@@ -984,7 +985,7 @@ export interface components {
          *     - `2017` (HTTP 401) RevokedKey: The API key has been revoked
          * @enum {string}
          */
-        ErrorCode: "1001" | "1002" | "1003" | "1004" | "1005" | "1101" | "1102" | "1103" | "1104" | "1105" | "1121" | "1201" | "1202" | "1203" | "1204" | "1500" | "2010" | "2011" | "2013" | "2020" | "2014" | "2015" | "2016" | "2017";
+        ErrorCode: "1001" | "1002" | "1003" | "1004" | "1005" | "1101" | "1102" | "1103" | "1104" | "1105" | "1121" | "1201" | "1202" | "1203" | "1204" | "1210" | "1500" | "2010" | "2011" | "2013" | "2020" | "2014" | "2015" | "2016" | "2017";
         ExchangeSymbol: {
             Symbol: string;
             /** @description ISO 4217 */
@@ -1522,7 +1523,7 @@ export interface components {
                 "application/json": components["schemas"]["Failure"];
             };
         };
-        /** @description Conflict: 1201 Already exists; 1202 The object is not in a state that allows this; 1203 This Idempotency-Key was sent with another request; 1204 The request with this Idempotency-Key has not answered yet; 2010 New order rejected; 2011 Cancel rejected */
+        /** @description Conflict: 1201 Already exists; 1202 The object is not in a state that allows this; 1203 This Idempotency-Key was sent with another request; 1204 The request with this Idempotency-Key has not answered yet; 1210 A limit is reached; 2010 New order rejected; 2011 Cancel rejected */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];

@@ -1124,6 +1124,92 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Strategies/GetWatchLists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every watchlist available to the caller: the service's Leaderboard list (read only) and the caller's own lists, by id. */
+        get: operations["GetWatchLists"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/GetWatchListMembers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The strategies of a watchlist the caller may see: a person's list in the order they were added, the Leaderboard list in rank order. Another person's list does not exist to the caller (404). */
+        get: operations["GetWatchListMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/ManageWatchList": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Without WatchListId makes a watchlist named Name (shorter than 60 characters, unique among the caller's without regard to case; at most 20 per person); with it renames the caller's list (Name) and adds StrategyIds (strategies the caller may see; at most 200 per list; ones in it already change nothing). Answers the list. */
+        post: operations["ManageWatchList"];
+        /** ManageWatchList's DELETE. With StrategyIds takes those strategies out of the caller's list (ones not in it change nothing) and answers the list; without, deletes the whole list and answers it as it was, with DeletedDate. */
+        delete: operations["DeleteWatchList"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/GetRule575Status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The site's Rule 575 exceptions in [StartDate, EndDate) (at most 93 days): its customers' autotrade copy fills priced worse than the strategy's volume-weighted fill of the order by more than the site's tolerance, or filled outside the strategy's window; with summaries of every copy fill by strategy and by UTC day. Pagination walks the exception fills. White-label admins (service admins name the site). */
+        get: operations["GetRule575Status"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Strategies/GetStrategyMuxStatus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The site's strategy families (a parent and the variants mirroring its orders, made by operators with `strategy mux`), or the family of the parent StrategyId: how far the mirror has read the parent's orders, each variant's positions beside the parent's scaled, the orders mirrored and the exceptions with their reasons. White-label admins (service admins name the site). */
+        get: operations["GetStrategyMuxStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1518,6 +1604,7 @@ export interface components {
          *     - `1202` (HTTP 409) WrongState: The object is not in a state that allows this
          *     - `1203` (HTTP 409) IdempotencyKeyReused: This Idempotency-Key was sent with another request
          *     - `1204` (HTTP 409) IdempotencyKeyBusy: The request with this Idempotency-Key has not answered yet
+         *     - `1210` (HTTP 409) LimitReached: A limit is reached
          *     - `1500` (HTTP 500) Internal: Internal error
          *     - `2010` (HTTP 409) NewOrderRejected: New order rejected
          *     - `2011` (HTTP 409) CancelRejected: Cancel rejected
@@ -1529,7 +1616,7 @@ export interface components {
          *     - `2017` (HTTP 401) RevokedKey: The API key has been revoked
          * @enum {string}
          */
-        ErrorCode: "1001" | "1002" | "1003" | "1004" | "1005" | "1101" | "1102" | "1103" | "1104" | "1105" | "1121" | "1201" | "1202" | "1203" | "1204" | "1500" | "2010" | "2011" | "2013" | "2020" | "2014" | "2015" | "2016" | "2017";
+        ErrorCode: "1001" | "1002" | "1003" | "1004" | "1005" | "1101" | "1102" | "1103" | "1104" | "1105" | "1121" | "1201" | "1202" | "1203" | "1204" | "1210" | "1500" | "2010" | "2011" | "2013" | "2020" | "2014" | "2015" | "2016" | "2017";
         ExchangeSymbol: {
             Symbol: string;
             /** @description ISO 4217 */
@@ -1616,6 +1703,36 @@ export interface components {
             BenchmarkEnd: number;
             /** @description The S&P 500 proxy's return over the month; a fraction (0.05 = 5%) */
             BenchmarkReturn: number | null;
+        };
+        MuxException: {
+            /** @description The parent's order */
+            SignalId: number;
+            /** @description The variant's order it concerned, if any */
+            ChildSignalId: number | null;
+            /** @enum {string} */
+            Action: "Place" | "Replace" | "Cancel";
+            /** @enum {string} */
+            Status: "Failed" | "Skipped";
+            /** @description Skipped: rounds_to_zero, nothing_to_close, not_mirrored. Failed: the code name of the variant's refusal (NewOrderRejected, InvalidValue...) */
+            Reason: string;
+            Message: string | null;
+            /**
+             * Format: date-time
+             * @description When the mirror met it
+             */
+            Date: string;
+        };
+        MuxPositionSync: {
+            ServiceSymbol: components["schemas"]["ServiceSymbol"];
+            /** @description The parent's position (signed) */
+            ParentQuantity: number;
+            /** @description The parent's scaled by the variant's percentage, whole units */
+            ExpectedQuantity: number;
+            /** @description The variant's position (signed) */
+            ChildQuantity: number;
+            /** @description ChildQuantity − ExpectedQuantity */
+            Difference: number;
+            InSync: boolean;
         };
         OrderDTO: {
             StrategyId: number;
@@ -1777,6 +1894,101 @@ export interface components {
             Meta?: {
                 [key: string]: unknown;
             };
+        };
+        Rule575DaySummary: {
+            /** @description The UTC day, YYYY-MM-DD */
+            Date: string;
+            /** @description Copy fills in the window */
+            CopyFills: number;
+            /** @description Of them, exceptions (either reason, or both) */
+            ExceptionFills: number;
+            SlippageExceptions: number;
+            WindowExceptions: number;
+            /** @description The largest slippage in basis points (negative: better than the strategy) */
+            WorstSlippageBps: number | null;
+            /** @description The copy fill it was */
+            WorstSlippageFillId: number | null;
+        };
+        Rule575Fill: {
+            /** @description The copy fill */
+            Id: number;
+            AccountOrderId: number;
+            PersonId: number;
+            Account: string;
+            BrokerId: number;
+            StrategyId: number;
+            StrategyName: string;
+            /** @description The strategy order the fill copies */
+            SignalId: number;
+            ServiceSymbol: components["schemas"]["ServiceSymbol"];
+            /** @description 1 Buy, 2 Sell */
+            Side: string;
+            Quantity: number;
+            Price: number;
+            /** Format: date-time */
+            FilledDate: string;
+            /** @description Volume-weighted; null: the strategy has not filled */
+            StrategyAvgFillPrice: number | null;
+            StrategyFilledQuantity: number | null;
+            /** Format: date-time */
+            StrategyFirstFillDate: string | null;
+            /** Format: date-time */
+            StrategyLastFillDate: string | null;
+            /**
+             * Format: date-time
+             * @description The strategy's last fill plus the site's window
+             */
+            WindowEndDate: string | null;
+            /** @description How much worse than the strategy, in price (negative: better) */
+            Slippage: number | null;
+            /** @description The same in basis points of the strategy's price */
+            SlippageBps: number | null;
+            Reasons: ("Slippage" | "OutsideWindow")[];
+        };
+        Rule575Status: {
+            WhiteLabelSiteId: number;
+            /** Format: date-time */
+            StartDate: string;
+            /** Format: date-time */
+            EndDate: string;
+            /** @description The strategy filter, if given */
+            StrategyId: number | null;
+            /** @description The site's tolerance: basis points of the strategy's price */
+            ToleranceBps: number;
+            IsDefaultTolerance: boolean;
+            /** @description Seconds after the strategy's last fill a copy may fill */
+            WindowSeconds: number;
+            IsDefaultWindow: boolean;
+            Total: {
+                /** @description Copy fills in the window */
+                CopyFills: number;
+                /** @description Of them, exceptions (either reason, or both) */
+                ExceptionFills: number;
+                SlippageExceptions: number;
+                WindowExceptions: number;
+                /** @description The largest slippage in basis points (negative: better than the strategy) */
+                WorstSlippageBps: number | null;
+                /** @description The copy fill it was */
+                WorstSlippageFillId: number | null;
+            };
+            Strategies: components["schemas"]["Rule575StrategySummary"][];
+            Days: components["schemas"]["Rule575DaySummary"][];
+            /** @description The exception fills of this page, oldest first (Pagination walks them) */
+            ExceptionFills: components["schemas"]["Rule575Fill"][];
+        };
+        Rule575StrategySummary: {
+            StrategyId: number;
+            StrategyName: string;
+            /** @description Copy fills in the window */
+            CopyFills: number;
+            /** @description Of them, exceptions (either reason, or both) */
+            ExceptionFills: number;
+            SlippageExceptions: number;
+            WindowExceptions: number;
+            /** @description The largest slippage in basis points (negative: better than the strategy) */
+            WorstSlippageBps: number | null;
+            /** @description The copy fill it was */
+            WorstSlippageFillId: number | null;
         };
         /** @description The kinds of instrument the strategy has traded */
         SecurityTypesEnabled: {
@@ -2024,6 +2236,40 @@ export interface components {
         StrategyId: {
             StrategyId: number;
         };
+        StrategyMuxStatus: {
+            ParentStrategyId: number;
+            ParentStrategyName: string;
+            WhiteLabelSiteId: number;
+            /** @description The parent's order events the mirror has not read yet */
+            PendingEvents: number;
+            VariantCount: number;
+            VariantsInSync: number;
+            /** @description Summed over the variants */
+            ExceptionCount: number;
+            Variants: components["schemas"]["StrategyMuxVariant"][];
+        };
+        StrategyMuxVariant: {
+            ChildStrategyId: number;
+            ChildStrategyName: string;
+            ScalingPercentage: number;
+            /** Format: date-time */
+            LinkedDate: string;
+            /** @description Every position is the parent's scaled */
+            InSync: boolean;
+            Positions: components["schemas"]["MuxPositionSync"][];
+            /** @description Parent orders placed, replaced or canceled in the variant */
+            OrdersMirrored: number;
+            /** @description Parent orders that failed to mirror or were skipped */
+            ExceptionCount: number;
+            ExceptionsByReason: {
+                Reason: string;
+                Count: number;
+            }[];
+            /** Format: date-time */
+            LastMirroredDate: string | null;
+            /** @description The latest 20, newest first */
+            RecentExceptions: components["schemas"]["MuxException"][];
+        };
         StrategySubscriber: {
             /** @description The subscription's id (as SubscriptionId) */
             Id: number;
@@ -2114,6 +2360,54 @@ export interface components {
             TickSize: number;
             /** @description Futures: listed month codes (F=Jan ... Z=Dec) */
             ContractMonths: string | null;
+        };
+        WatchList: {
+            /** @description The watchlist's id (WatchListId) */
+            Id: number;
+            Name: string;
+            /**
+             * @description Custom: the caller's own list. Leaderboard: the service's curated leaderboard, read only
+             * @enum {string}
+             */
+            Kind: "Custom" | "Leaderboard";
+            /** @description True for the built-in list: ManageWatchList does not change it */
+            IsReadOnly: boolean;
+            /** @description The owner; null for the built-in list */
+            PersonId: number | null;
+            /** @description The strategies in it the caller may see */
+            MemberCount: number;
+            /** @description At most 200 on a person's list; null: built in */
+            MaxMembers: number | null;
+            /** Format: date-time */
+            CreatedDate: string | null;
+            /** Format: date-time */
+            LastModified: string | null;
+            /**
+             * Format: date-time
+             * @description Set only on the answer of the DELETE that deleted the whole list
+             */
+            DeletedDate: string | null;
+        };
+        WatchListMember: {
+            Id: number;
+            StrategyId: number;
+            IsAlive: boolean;
+            IsPrivate: boolean;
+            StrategyName: string;
+            /** Format: date-time */
+            StartDate: string;
+            SecurityTypesEnabled: components["schemas"]["SecurityTypesEnabled"];
+            MonthlyCost: number;
+            StrategyOwnerId: number;
+            WhiteLabelSiteId: number | null;
+            IsTradeOwnSystem: boolean;
+            IsResellable: boolean;
+            WatchListId: number;
+            /**
+             * Format: date-time
+             * @description When it was added; null on the leaderboard (its order is the rank)
+             */
+            AddedDate: string | null;
         };
         WebhookRegistration: {
             /** @description As registered, in canonical form (how DELETE finds it) */
@@ -2315,7 +2609,7 @@ export interface components {
                 "application/json": components["schemas"]["Failure"];
             };
         };
-        /** @description Conflict: 1201 Already exists; 1202 The object is not in a state that allows this; 1203 This Idempotency-Key was sent with another request; 1204 The request with this Idempotency-Key has not answered yet; 2010 New order rejected; 2011 Cancel rejected */
+        /** @description Conflict: 1201 Already exists; 1202 The object is not in a state that allows this; 1203 This Idempotency-Key was sent with another request; 1204 The request with this Idempotency-Key has not answered yet; 1210 A limit is reached; 2010 New order rejected; 2011 Cancel rejected */
         Conflict: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -6009,6 +6303,286 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetWatchLists: {
+        parameters: {
+            query?: {
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["WatchList"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetWatchListMembers: {
+        parameters: {
+            query: {
+                /** @example 1 */
+                WatchListId: number;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["WatchListMember"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    ManageWatchList: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Name": "Breakouts",
+                 *       "StrategyIds": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The watchlist (GetWatchLists' Id) */
+                    WatchListId?: number;
+                    /** @description 1 to 59 characters once trimmed */
+                    Name?: string;
+                    StrategyIds?: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["WatchList"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    DeleteWatchList: {
+        parameters: {
+            query: {
+                /** @example 2 */
+                WatchListId: number;
+                /**
+                 * @example [
+                 *       1
+                 *     ]
+                 */
+                StrategyIds?: number[];
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["WatchList"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetRule575Status: {
+        parameters: {
+            query: {
+                /** @example 2026-03-01T00:00:00Z */
+                StartDate: string;
+                /** @example 2026-03-11T00:00:00Z */
+                EndDate: string;
+                StrategyId?: number;
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Rule575Status"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetStrategyMuxStatus: {
+        parameters: {
+            query?: {
+                StrategyId?: number;
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["StrategyMuxStatus"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -1,6 +1,7 @@
 import type { Selectable } from "kysely";
 import type { NewOrderEvent, StoredOrder } from "../../store/journal/batch.js";
 import type { OrderEventsTable } from "../../store/schema.js";
+import type { Tx } from "../../store/transaction.js";
 import type { OrderEvent, OrderEventKind } from "../frame/journal-entry.js";
 
 /**
@@ -97,3 +98,30 @@ export const outboxEventOfRow = (row: Selectable<OrderEventsTable>): OutboxEvent
   payload: JSON.parse(row.payload) as Readonly<Record<string, unknown>>,
   atMs: row.at,
 });
+
+/**
+ * A consumer's stored position in an account's events (null: none yet) and
+ * the events after it, in order (at most `limit` of them when given).
+ */
+export async function eventsAfterPosition(
+  db: Tx,
+  consumer: string,
+  accountId: number,
+  limit?: number,
+): Promise<{ readonly position: number | null; readonly events: OutboxEvent[] }> {
+  const stored = await db
+    .selectFrom("outbox_positions")
+    .select("seq")
+    .where("consumer", "=", consumer)
+    .where("account_id", "=", accountId)
+    .executeTakeFirst();
+  const position = stored?.seq ?? null;
+  let query = db
+    .selectFrom("order_events")
+    .selectAll()
+    .where("account_id", "=", accountId)
+    .where("seq", ">", position ?? 0)
+    .orderBy("seq");
+  if (limit !== undefined) query = query.limit(limit);
+  return { position, events: (await query.execute()).map(outboxEventOfRow) };
+}

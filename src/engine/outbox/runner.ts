@@ -4,7 +4,7 @@ import type { Storage } from "../../store/storage.js";
 import type { BatchContributor, TradingFrame } from "../frame/frame.js";
 import type { OrderEvent } from "../frame/journal-entry.js";
 import { type ConsumerWrites, mergeWrites, noWrites, type OutboxConsumer } from "./consumer.js";
-import { type OutboxEvent, outboxEventOf, outboxEventOfRow } from "./events.js";
+import { eventsAfterPosition, type OutboxEvent, outboxEventOf } from "./events.js";
 
 /**
  * Runs the outbox's consumers. Each consumer has a position in each
@@ -215,27 +215,13 @@ export class OutboxRunner implements BatchContributor {
     // from where it expects it, so a read it overtakes costs a conflict and a read again, no count.
     await this.frame.flushed();
     const key = keyOf(consumer, accountId);
-    const db = this.storage.db;
-    const stored = await db
-      .selectFrom("outbox_positions")
-      .select("seq")
-      .where("consumer", "=", consumer.name)
-      .where("account_id", "=", accountId)
-      .executeTakeFirst();
-    const position = stored?.seq ?? null;
-    const rows = await db
-      .selectFrom("order_events")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .where("seq", ">", position ?? 0)
-      .orderBy("seq")
-      .execute();
+    const { position, events: read } = await eventsAfterPosition(this.storage.db, consumer.name, accountId);
     this.#reading.delete(key);
     this.#known.set(key, position);
     // What was told while reading, after what was read: committed after the read looked, or both.
     const told = this.#toldWhileReading.get(key) ?? [];
     this.#toldWhileReading.delete(key);
-    const { events, gap } = inSeqOrder([...rows.map(outboxEventOfRow), ...told]);
+    const { events, gap } = inSeqOrder([...read, ...told]);
     if (events.length > 0) this.#take(consumer, accountId, events, position);
     // Another process's commit lies between: read what follows once this is taken.
     if (gap) this.#readLater(consumer, accountId);

@@ -29,6 +29,8 @@ export const LEGACY_TITLES = {
   // Only v4 reads an Idempotency-Key; the table names every refusal all the same.
   IdempotencyKeyReused: "Refused",
   IdempotencyKeyBusy: "Refused",
+  // No legacy command keeps a watchlist: the table names every refusal all the same.
+  LimitReached: "Refused",
   Internal: "Internal error",
   NewOrderRejected: "Signal rejected",
   CancelRejected: "Signal could not be canceled",

@@ -42,4 +42,8 @@ export const EXAMPLE = {
   replacedAccountOrderId: "3",
   /** The customer's paper account at the simulated broker, which ResetPaperTrade's example resets. */
   paperAccount: "SIM-PAPER-7",
+  /** The service's built-in Leaderboard watchlist (migration 0027 makes it first). */
+  leaderboardWatchListId: 1,
+  /** The service administrator's watchlist ManageWatchList's example makes (and its DELETE's example empties). */
+  watchListId: 2,
 } as const;

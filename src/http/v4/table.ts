@@ -13,13 +13,16 @@ import { orderOperations } from "./operations/orders.js";
 import { performanceOperations } from "./operations/performance.js";
 import { planOperations } from "./operations/plans.js";
 import { profileOperations } from "./operations/profiles.js";
+import { rule575Operations } from "./operations/rule575.js";
 import { sandboxOperations } from "./operations/sandbox.js";
 import { simOperations } from "./operations/sims.js";
 import { siteCommerceOperations } from "./operations/site-commerce.js";
 import { siteOperations } from "./operations/sites.js";
 import { strategyOperations } from "./operations/strategies.js";
+import { strategyMuxOperations } from "./operations/strategy-mux.js";
 import { subscriptionOperations } from "./operations/subscriptions.js";
 import { symbolOperations } from "./operations/symbols.js";
+import { watchlistOperations } from "./operations/watchlists.js";
 import { webhookOperations } from "./operations/webhooks.js";
 
 /** Every v4 operation. The three servers, their OpenAPI documents and the permission tests come from here. */
@@ -47,4 +50,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...autotradeOrderEntryOperations,
   ...autotradeSetupOperations,
   ...brokerFaultOperations,
+  ...watchlistOperations,
+  ...rule575Operations,
+  ...strategyMuxOperations,
 ];

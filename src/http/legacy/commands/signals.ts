@@ -2,6 +2,7 @@ import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { localParts } from "../../../core/calendar.js";
 import { parseLocalDateTime } from "../../../core/datetime.js";
 import { type Decimal, decimal, div, formatDecimal, isZero } from "../../../core/decimal.js";
+import { MUX_LOCAL_ID_PREFIX } from "../../../core/mux.js";
 import { fromServiceSymbol, type Instrument } from "../../../core/symbols/instrument.js";
 import { sentSymbolOf } from "../../../core/symbols/original-futures.js";
 import { activeOrders } from "../../../services/order-reads.js";
@@ -154,6 +155,15 @@ async function plainOrderOf(
     throw new LegacyFailure("InvalidSignal", `${field}.duration must be DAY or GTC`);
   }
   const local = (value: string | undefined) => value?.trim() || undefined;
+  for (const [name, value] of [
+    ["signalid", local(signal.signalid)],
+    ["ocaid", local(signal.ocaid)],
+  ] as const) {
+    // The ids of the orders StrategyMux mirrors into a variant: a caller's must never take one.
+    if (value?.startsWith(MUX_LOCAL_ID_PREFIX)) {
+      throw new LegacyFailure("InvalidSignal", `${field}.${name} may not begin with ${MUX_LOCAL_ID_PREFIX}`);
+    }
+  }
   const xreplace = local(signal.xreplace);
   const conditional = local(signal.conditionalupon);
   return {

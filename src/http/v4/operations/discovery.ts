@@ -17,7 +17,8 @@ const SecurityType = Type.Union([Type.Literal("CS"), Type.Literal("FUT"), Type.L
   description: "Strategies that trade this kind of instrument",
 });
 
-const basicDetailsOf = (strategy: StrategyListing) => ({
+/** A strategy as SearchStrategies and the leaderboard answer it. */
+export const basicDetailsOf = (strategy: StrategyListing) => ({
   Id: strategy.id,
   StrategyId: strategy.id,
   IsAlive: strategy.is_alive === 1,
