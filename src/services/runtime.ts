@@ -16,7 +16,12 @@ export interface Runtime {
 
 /** What the copier is told when setups change (src/engine/autotrade). */
 export interface SetupListener {
-  setupsChanged(setupIds: readonly number[]): void;
+  /**
+   * Resolves once the copier holds the setups as stored (never rejects), so a
+   * call that changed them answers only when the next strategy order is copied
+   * by their new state.
+   */
+  setupsChanged(setupIds: readonly number[]): Promise<void>;
 }
 
 /** A service call on behalf of a caller: who, on what storage, at what time, in which transaction. */

@@ -9,18 +9,22 @@ export type Tx = Kysely<Database> | Transaction<Database>;
  * commits. On SQLite a transaction's handle is a plain Kysely bound to the
  * one connection (its `isTransaction` is false), so being open is known here.
  */
-const open = new WeakMap<Tx, (() => void)[]>();
+const open = new WeakMap<Tx, AfterCommit[]>();
+
+/** Work run once a transaction has committed; a promise is awaited before the transaction's caller goes on. */
+type AfterCommit = () => void | Promise<void>;
 
 /**
  * Runs `work` in one transaction: all of it commits or none of it does. Once
- * it has committed, the work `afterCommit` was given inside it runs.
+ * it has committed, the work `afterCommit` was given inside it runs, and is
+ * awaited before this answers.
  *
  * On SQLite the transaction begins IMMEDIATE so that it takes the write lock up
  * front: a deferred one that reads and then writes can fail with SQLITE_BUSY
  * without waiting when another process (the CLI) committed in between.
  */
 export async function transaction<T>(storage: Storage, work: (tx: Tx) => Promise<T>): Promise<T> {
-  const committed: (() => void)[] = [];
+  const committed: AfterCommit[] = [];
   const tracked = async (tx: Tx): Promise<T> => {
     open.set(tx, committed);
     try {
@@ -30,7 +34,7 @@ export async function transaction<T>(storage: Storage, work: (tx: Tx) => Promise
     }
   };
   const result = await run(storage, tracked);
-  for (const then of committed) then();
+  for (const then of committed) await then();
   return result;
 }
 
@@ -72,12 +76,14 @@ export async function withTransaction<C extends { readonly storage: Storage; rea
  * Runs `then` once the context's transaction has committed: after the
  * outermost one, when services joined it; never when it rolls back. Outside a
  * transaction what was written has committed already, so it runs at once.
- * `then` must not throw: its transaction has committed.
+ * `then` must not throw, nor its promise reject: its transaction has
+ * committed. Its promise is awaited by the transaction's caller (outside a
+ * transaction, by no one).
  */
-export function afterCommit(ctx: { readonly tx?: Tx }, then: () => void): void {
+export function afterCommit(ctx: { readonly tx?: Tx }, then: AfterCommit): void {
   const waiting = ctx.tx === undefined ? undefined : open.get(ctx.tx);
   if (waiting) waiting.push(then);
-  else then();
+  else void then();
 }
 
 /**

@@ -26,7 +26,11 @@ for (const backend of BACKENDS) {
       ctx = {
         ...service.app.runtime,
         caller: await callerOf(service, ADMIN_KEY),
-        autotrade: { setupsChanged: (ids) => heard.push([...ids]) },
+        autotrade: {
+          setupsChanged: async (ids) => {
+            heard.push([...ids]);
+          },
+        },
       };
     });
     after(() => service.close());
@@ -85,6 +89,25 @@ for (const backend of BACKENDS) {
         terminateSubscription: false,
       });
       assert.deepEqual(heard, [[first]]);
+    });
+
+    test("a start answers once the copier holds the setup: the next strategy order is copied by it", async () => {
+      const person = await newCustomer(service, null);
+      const strategy = await newStrategy(service, ADMIN_KEY, person);
+      const account = await brokerAccount(service, person);
+      const withDesk: RequestContext = { ...service.app.runtime, caller: ctx.caller };
+      await startAutotrade(withDesk, {
+        personId: person,
+        account,
+        brokerId: SIMULATED_BROKER,
+        scalingPercentage: decimal("100"),
+        siteId: null,
+        strategyId: strategy,
+      });
+      assert.deepEqual(
+        [...service.app.desk.followersOf(strategy)].map((f) => f.account.account),
+        [account],
+      );
     });
   });
 }

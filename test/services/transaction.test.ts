@@ -188,21 +188,40 @@ for (const backend of BACKENDS) {
       const ran: string[] = [];
       await withTransaction(runtime, async (outer) => {
         await withTransaction(outer, async (inner) => {
-          afterCommit(inner, () => ran.push("inner"));
+          afterCommit(inner, () => {
+            ran.push("inner");
+          });
         });
         assert.equal(ran.length, 0, "the inner one joined: nothing has committed yet");
-        afterCommit(outer, () => ran.push("outer"));
+        afterCommit(outer, () => {
+          ran.push("outer");
+        });
       });
       assert.deepEqual(ran, ["inner", "outer"]);
       await assert.rejects(
         withTransaction(runtime, async (ctx) => {
-          afterCommit(ctx, () => ran.push("rolled back"));
+          afterCommit(ctx, () => {
+            ran.push("rolled back");
+          });
           throw new Error("rolls back");
         }),
         /rolls back/,
       );
-      afterCommit(runtime, () => ran.push("outside a transaction, at once"));
+      afterCommit(runtime, () => {
+        ran.push("outside a transaction, at once");
+      });
       assert.deepEqual(ran, ["inner", "outer", "outside a transaction, at once"]);
+    });
+
+    test("work for after the commit that answers a promise is awaited before the transaction answers", async () => {
+      let done = false;
+      await withTransaction(runtime, async (ctx) => {
+        afterCommit(ctx, async () => {
+          await new Promise((resolve) => setTimeout(resolve, 20));
+          done = true;
+        });
+      });
+      assert.equal(done, true);
     });
 
     test("what a record computes inside a transaction answers it but is not kept; what is kept answers it", async () => {

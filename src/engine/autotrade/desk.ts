@@ -160,9 +160,9 @@ export class AutotradeDesk implements SetupListener {
     await this.settled();
   }
 
-  setupsChanged(setupIds: readonly number[]): void {
+  setupsChanged(setupIds: readonly number[]): Promise<void> {
     for (const id of setupIds) this.#stale.add(id);
-    void this.#refresh().catch((error: unknown) => this.logger.error({ err: error }, "reading setups failed"));
+    return this.#refresh().catch((error: unknown) => this.logger.error({ err: error }, "reading setups failed"));
   }
 
   /** The enabled setups following a strategy, in linked accounts. */
