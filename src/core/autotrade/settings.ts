@@ -50,6 +50,7 @@ export interface StartAutotradeFields {
   readonly MaxForexUnits?: number | undefined;
   readonly EnableStocks?: boolean | undefined;
   readonly MaxStocksDollars?: number | undefined;
+  readonly TradeStocksAsCFD?: boolean | undefined;
   readonly EnableOptions?: boolean | undefined;
   readonly EnableOptionsShorting?: boolean | undefined;
   readonly MaxOptionsContracts?: number | undefined;
@@ -75,7 +76,7 @@ export function settingsOfStart(fields: StartAutotradeFields): SetupSettings {
     },
     stocks: {
       ...classOf(fields.EnableStocks, undefined),
-      asCfd: false,
+      asCfd: fields.TradeStocksAsCFD === true,
       maxDollars: fields.MaxStocksDollars ?? null,
     },
     options: classOf(fields.EnableOptions, fields.MaxOptionsContracts, fields.EnableOptionsShorting === true),
