@@ -1,7 +1,9 @@
+import { type AccountEvent, type Enablement, enablementEvents } from "../core/autotrade/account-events.js";
 import { MAX_SCALING_PERCENTAGE } from "../core/autotrade/settings.js";
 import { compare, type Decimal, fromInteger, sign } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
+import { recordAccountEvents } from "./account-events.js";
 import { LIVE_SETUP_STATUSES, personActedOn } from "./autotrade-reads.js";
 import { requestStop, type StartSetup, startSetup, supersedePendingApprovals } from "./autotrade-setups.js";
 import type { RequestContext, Runtime } from "./runtime.js";
@@ -50,7 +52,14 @@ export async function setEnablement(ctx: RequestContext, change: EnablementChang
     let query = tx
       .selectFrom("autotrade_setups as s")
       .innerJoin("broker_accounts as b", "b.account_id", "s.account_id")
-      .select(["s.id", "b.is_linked", "b.account_number"])
+      .select([
+        "s.id",
+        "s.account_id",
+        "s.is_autotrade_enabled",
+        "s.is_sync_enabled",
+        "b.is_linked",
+        "b.account_number",
+      ])
       .where("s.person_id", "=", change.personId)
       .where("s.status", "in", LIVE_SETUP_STATUSES);
     if (change.account !== undefined) query = query.where("b.account_number", "=", change.account);
@@ -91,10 +100,41 @@ export async function setEnablement(ctx: RequestContext, change: EnablementChang
       .set({ ...autotrade, ...sync, ...confirmation, updated_at: now })
       .where("id", "in", setupIds)
       .execute();
+    await recordAccountEvents(tx, enablementEventsOf(setups, change, now));
     return setupIds;
   });
   afterCommit(ctx, () => ctx.autotrade?.setupsChanged(ids));
   return ids;
+}
+
+/** The stability events of a change of the flags, account by account (what it changed). */
+function enablementEventsOf(
+  setups: readonly {
+    readonly account_id: number;
+    readonly is_autotrade_enabled: number;
+    readonly is_sync_enabled: number;
+  }[],
+  change: EnablementChange,
+  atMs: number,
+): AccountEvent[] {
+  const byAccount = new Map<number, Enablement[]>();
+  for (const setup of setups) {
+    byAccount.set(setup.account_id, [
+      ...(byAccount.get(setup.account_id) ?? []),
+      { enabled: setup.is_autotrade_enabled === 1, syncEnabled: setup.is_sync_enabled === 1 },
+    ]);
+  }
+  return [...byAccount].flatMap(([accountId, before]) =>
+    enablementEvents(before, { autotradeEnabled: change.autotradeEnabled, syncEnabled: change.syncEnabled }).map(
+      (kind) => ({
+        accountId,
+        personId: change.personId,
+        kind,
+        reason: kind.endsWith("Disabled") ? DISABLED_BY_SETTINGS : "Enabled with SetAutotradeSettings",
+        atMs,
+      }),
+    ),
+  );
 }
 
 /**

@@ -11,6 +11,7 @@ import { type Decimal, formatDecimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { AutotradeSetupsTable, BrokerAccountsTable } from "../store/schema.js";
 import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
+import { recordAccountEvents } from "./account-events.js";
 import { owesCompletion } from "./autotrade-approval-events.js";
 import type { Runtime } from "./runtime.js";
 
@@ -99,6 +100,17 @@ export async function startSetup(
     const scaling = formatDecimal(input.scalingPercentage);
     const live = await liveSetupOf(db, account.account_id, input.strategyId);
     if (live) {
+      // Any successful start enables autotrade (API.md States): a disabled setup's re-enabling is an event.
+      if (live.is_autotrade_enabled !== 1)
+        await recordAccountEvents(db, [
+          {
+            accountId: account.account_id,
+            personId: input.personId,
+            kind: "AutotradeEnabled",
+            reason: "Enabled by StartAutotrade",
+            atMs: now,
+          },
+        ]);
       if (input.doNotJoinOpenPositions !== undefined)
         throw refuse("InvalidValue", {
           field: "DoNotJoinOpenPositions",
