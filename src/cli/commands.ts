@@ -9,6 +9,7 @@ import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
 import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
+import { APPROVAL_COMMANDS } from "./approval-commands.js";
 import { BILLING_COMMANDS } from "./billing-commands.js";
 import { BROKER_COMMANDS } from "./broker-commands.js";
 import { dollarsOption, optionalId, required, requiredId } from "./options.js";
@@ -250,6 +251,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...PLAN_COMMANDS,
   ...BILLING_COMMANDS,
   ...BROKER_COMMANDS,
+  ...APPROVAL_COMMANDS,
 ];
 
 export function usage(): string {

@@ -5,6 +5,7 @@ import { brokerFaultOperations } from "./operations/broker-faults.js";
 import { checkoutOperations } from "./operations/checkout.js";
 import { discoveryOperations } from "./operations/discovery.js";
 import { generalOperations } from "./operations/general.js";
+import { geoApprovalOperations } from "./operations/geo-approvals.js";
 import { instrumentationOperations } from "./operations/instrumentation.js";
 import { kycOperations } from "./operations/kyc.js";
 import { orderOperations } from "./operations/orders.js";
@@ -42,4 +43,5 @@ export const OPERATIONS: readonly Operation[] = [
   ...webhookOperations,
   ...autotradeSetupOperations,
   ...brokerFaultOperations,
+  ...geoApprovalOperations,
 ];
