@@ -138,6 +138,8 @@ export async function buildExampleService(service: TestService): Promise<void> {
     },
   });
   assert.equal(started.status, 200, started.text);
+  // The day's autotrade snapshot of the account (GetAutotradeStats' example reads it).
+  await service.app.snapshots.run();
   // The customer's account at the simulated broker, which SetBrokerFault's example names.
   await openSimulatedBrokerAccount(runtime, {
     personId: customer.personId,

@@ -727,6 +727,7 @@ function autotradeSetupCases(): Record<string, readonly Case[]> {
  * admins. Removals are of an account never approved: past the permission, 404.
  */
 function autotradeAdminCases(): Record<string, readonly Case[]> {
+  const siteAdministrators = only("admin", "wlAdminA", "wlAdminB", "geoAdmin");
   const approveA: Case = {
     name: "person A's account",
     request: (p) => ({ body: { Account: AUTOTRADE_ACCOUNT_OF_A, PersonId: p.people.personA, BrokerId: 1 } }),
@@ -738,6 +739,22 @@ function autotradeAdminCases(): Record<string, readonly Case[]> {
     expect: (who) => (who === "expired" ? 401 : who === "admin" || who === "geoAdmin" ? 404 : 403),
   };
   return {
+    SearchAccounts: [
+      {
+        name: "person A's account",
+        request: () => ({ query: { Account: AUTOTRADE_ACCOUNT_OF_A } }),
+        expect: everyoneWithAValidKey,
+      },
+    ],
+    SearchAutotradedAccounts: [
+      {
+        name: "of A's public strategy",
+        request: () => ({ query: { StrategyId: String(publicStrategyOfA) } }),
+        expect: everyoneWithAValidKey,
+      },
+    ],
+    GetAutotradeStats: [{ name: "the caller's site", request: () => ({ query: {} }), expect: siteAdministrators }],
+    GetPendingAccounts: [{ name: "the caller's site", request: () => ({ query: {} }), expect: siteAdministrators }],
     AddApprovedAutotradeAccount: [approveA],
     DeleteApprovedAutotradeAccount: [removeNever],
     AddApprovedBrokerTransmitAccount: [approveA],

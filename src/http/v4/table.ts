@@ -1,4 +1,5 @@
 import type { Operation } from "./operation.js";
+import { autotradeAdminOperations } from "./operations/autotrade-admin.js";
 import { autotradeApprovalOperations } from "./operations/autotrade-approvals.js";
 import { autotradeSetupOperations } from "./operations/autotrade-setups.js";
 import { brokerFaultOperations } from "./operations/broker-faults.js";
@@ -43,5 +44,6 @@ export const OPERATIONS: readonly Operation[] = [
   ...webhookOperations,
   ...autotradeSetupOperations,
   ...brokerFaultOperations,
+  ...autotradeAdminOperations,
   ...geoApprovalOperations,
 ];
