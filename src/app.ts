@@ -18,6 +18,7 @@ import { MarketData, type MarketFeed } from "./engine/market-data.js";
 import { StrategyMux } from "./engine/mux/mirror.js";
 import { recordsConsumer } from "./engine/outbox/records.js";
 import { OutboxRunner } from "./engine/outbox/runner.js";
+import { SnapshotScheduler } from "./engine/snapshots.js";
 import { WebhookDeliverer } from "./engine/webhooks/deliverer.js";
 import { registerApprovalPage } from "./http/approvals/page.js";
 import { registerCheckoutPage } from "./http/checkout/page.js";
@@ -76,6 +77,8 @@ export interface AppOptions {
   readonly approvalsIntervalMs?: number;
   /** How often the webhook deliverer runs a pass, real milliseconds (default 5 s; 0: only when driven). */
   readonly webhookIntervalMs?: number;
+  /** How often the daily autotrade snapshots' scheduler runs a pass, real milliseconds (default a minute; 0: only when driven). */
+  readonly snapshotIntervalMs?: number;
   /**
    * How often the StrategyMux mirror looks for parents' events, real milliseconds (default 1 s; 0: only
    * when this process commits a parent's events, and at start).
@@ -95,6 +98,8 @@ export interface App {
   readonly payments: PaymentProvider;
   readonly biller: Biller;
   readonly approvals: ApprovalScheduler;
+  /** Takes each account's daily autotrade snapshot (GetAutotradeStats). */
+  readonly snapshots: SnapshotScheduler;
   /** Sends the sites' webhook deliveries. */
   readonly webhooks: WebhookDeliverer;
   /** The brokers the service trades through, by broker id. */
@@ -178,6 +183,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     intervalMs: options.approvalsIntervalMs ?? 60_000,
   });
   approvals.start();
+  const snapshots = new SnapshotScheduler(runtime, logger.child({ component: "snapshots" }), {
+    intervalMs: options.snapshotIntervalMs ?? 60_000,
+  });
+  snapshots.start();
   const webhooks = new WebhookDeliverer({ storage, clock }, logger.child({ component: "webhooks" }), {
     intervalMs: options.webhookIntervalMs ?? 5000,
   });
@@ -187,6 +196,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     payments,
     biller,
     approvals,
+    snapshots,
     webhooks,
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, options.systemNow),
     fillLoop,
@@ -232,6 +242,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     payments,
     biller,
     approvals,
+    snapshots,
     webhooks,
     brokers,
     desk,
@@ -240,6 +251,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await Promise.all(Object.values(servers).map((server) => server.close()));
       await biller.stop();
       await approvals.stop();
+      await snapshots.stop();
       await webhooks.stop();
       await fillLoop.stop();
       await mux.stop();

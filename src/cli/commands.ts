@@ -11,6 +11,7 @@ import { createKey, listKeys, revokeKey } from "../services/keys.js";
 import { createPerson } from "../services/people.js";
 import type { Runtime } from "../services/runtime.js";
 import { createPlatform, createSite } from "../services/sites.js";
+import { APPROVAL_COMMANDS } from "./approval-commands.js";
 import { BILLING_COMMANDS } from "./billing-commands.js";
 import { BROKER_COMMANDS } from "./broker-commands.js";
 import { MUX_COMMANDS } from "./mux-commands.js";
@@ -288,6 +289,7 @@ export const COMMANDS: readonly CliCommand[] = [
   ...BILLING_COMMANDS,
   ...BROKER_COMMANDS,
   ...MUX_COMMANDS,
+  ...APPROVAL_COMMANDS,
 ];
 
 /** A Rule 575 term as given: undefined when absent, null for `default`; a value the rule refuses is a usage error. */

@@ -1,8 +1,9 @@
-import { sql } from "kysely";
+import { type Expression, type SqlBool, sql } from "kysely";
 import { administers, type Caller } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
 import type { Tx } from "../store/transaction.js";
+import { approvedFlagSql } from "./account-approval.js";
 import { memberOf, personsWithSites } from "./person-view.js";
 import { dbOf, type RequestContext } from "./runtime.js";
 
@@ -23,7 +24,7 @@ export async function brokers(ctx: RequestContext, includeDisabled: boolean) {
 }
 
 /** Live setups with their account, broker, strategy and person (and the person's sites). */
-function setupRows(db: Tx) {
+export function setupRows(db: Tx) {
   return db
     .selectFrom("autotrade_setups as s")
     .innerJoin("broker_accounts as b", "b.account_id", "s.account_id")
@@ -54,6 +55,8 @@ function setupRows(db: Tx) {
       "p.division_code",
       "p.language",
       sql<string | null>`coalesce(ws.domain, gs.domain)`.as("site_domain"),
+      // 0 while the person's geo-site requires approval of the account and has not given it.
+      approvedFlagSql("gs").as("account_approved"),
     ])
     .where("s.status", "in", LIVE_SETUP_STATUSES);
 }
@@ -120,26 +123,30 @@ export async function autotraders(
   ) {
     throw refuse("Forbidden", { field: "WhiteLabelSiteId", message: "Not an administrator of that site" });
   }
-  let query = setupRows(dbOf(ctx));
-  const ownStrategies = sql<boolean>`st.owner_person_id = ${Number(caller.personId)}`;
-  switch (caller.role) {
-    case "admin":
-      break;
-    case "whitelabel-admin":
-      query = query.where(sql<boolean>`(${ownStrategies} or p.white_label_site_id = ${caller.whiteLabelSiteId ?? -1})`);
-      break;
-    case "geo-admin":
-      query = query.where(
-        sql<boolean>`(${ownStrategies} or coalesce(p.geo_site_id, ws.geo_site_id) = ${caller.geoSiteId ?? -1})`,
-      );
-      break;
-    case "person":
-      query = query.where(ownStrategies);
-      break;
-  }
+  let query = setupRows(dbOf(ctx)).where(autotradersVisibleTo(caller));
   if (filters.strategyId !== undefined) query = query.where("s.strategy_id", "=", filters.strategyId);
   if (filters.brokerId !== undefined) query = query.where("s.broker_id", "=", filters.brokerId);
   if (filters.whiteLabelSiteId !== undefined)
     query = query.where("p.white_label_site_id", "=", filters.whiteLabelSiteId);
   return fetchPage(query, ["s.id"], (row) => [row.id], page);
+}
+
+/**
+ * The setups a caller may see among a strategy's autotraders (setupRows'
+ * aliases): service admins every one; a strategy's owner those on their own
+ * strategies; a white-label administrator also its site's customers', a
+ * geo-site administrator its geo-site's members'.
+ */
+export function autotradersVisibleTo(caller: Caller): Expression<SqlBool> {
+  const ownStrategies = sql<SqlBool>`st.owner_person_id = ${Number(caller.personId)}`;
+  switch (caller.role) {
+    case "admin":
+      return sql<SqlBool>`1 = 1`;
+    case "whitelabel-admin":
+      return sql<SqlBool>`(${ownStrategies} or p.white_label_site_id = ${caller.whiteLabelSiteId ?? -1})`;
+    case "geo-admin":
+      return sql<SqlBool>`(${ownStrategies} or coalesce(p.geo_site_id, ws.geo_site_id) = ${caller.geoSiteId ?? -1})`;
+    case "person":
+      return ownStrategies;
+  }
 }

@@ -1,3 +1,4 @@
+import { type AccountEvent, type Enablement, enablementEvents } from "../core/autotrade/account-events.js";
 import type { SyncMarket } from "../core/autotrade/settings.js";
 import { settingsOfText, settingsText } from "../core/autotrade/settings.js";
 import {
@@ -8,6 +9,7 @@ import {
 } from "../core/autotrade/settings-change.js";
 import { refuse } from "../core/errors.js";
 import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
+import { recordAccountEvents } from "./account-events.js";
 import { LIVE_SETUP_STATUSES, personActedOn } from "./autotrade-reads.js";
 import type { RequestContext } from "./runtime.js";
 
@@ -68,6 +70,8 @@ export async function setAutotradeSettings(
         "s.account_id",
         "s.settings",
         "s.sync_to_open",
+        "s.is_autotrade_enabled",
+        "s.is_sync_enabled",
         "b.is_linked",
         "b.account_number",
       ])
@@ -126,6 +130,7 @@ export async function setAutotradeSettings(
         .where("id", "=", setup.id)
         .execute();
     }
+    await recordAccountEvents(tx, enablementEventsOf(setups, change, now));
     return setups.map((setup) => setup.id);
   });
   afterCommit(ctx, () => ctx.autotrade?.setupsChanged(ids));
@@ -137,7 +142,7 @@ export async function setAutotradeSettings(
  * as what they close: TradeStocksAsCFD changes only while the setup holds no
  * stock and has no open stock order.
  */
-async function refuseFormChangeWhileHolding(
+export async function refuseFormChangeWhileHolding(
   tx: Tx,
   setup: {
     readonly id: number;
@@ -169,4 +174,34 @@ async function refuseFormChangeWhileHolding(
       message: `Strategy ${setup.strategy_id}'s setup in account ${setup.account_number} holds stock ${held ? `(${held.symbol})` : "orders"}: TradeStocksAsCFD changes only while it holds none`,
     });
   }
+}
+
+/** The stability events of a change of the flags, account by account (what it changed). */
+function enablementEventsOf(
+  setups: readonly {
+    readonly account_id: number;
+    readonly is_autotrade_enabled: number;
+    readonly is_sync_enabled: number;
+  }[],
+  change: AutotradeSettingsChange,
+  atMs: number,
+): AccountEvent[] {
+  const byAccount = new Map<number, Enablement[]>();
+  for (const setup of setups) {
+    byAccount.set(setup.account_id, [
+      ...(byAccount.get(setup.account_id) ?? []),
+      { enabled: setup.is_autotrade_enabled === 1, syncEnabled: setup.is_sync_enabled === 1 },
+    ]);
+  }
+  return [...byAccount].flatMap(([accountId, before]) =>
+    enablementEvents(before, { autotradeEnabled: change.autotradeEnabled, syncEnabled: change.syncEnabled }).map(
+      (kind) => ({
+        accountId,
+        personId: change.personId,
+        kind,
+        reason: kind.endsWith("Disabled") ? DISABLED_BY_SETTINGS : "Enabled with SetAutotradeSettings",
+        atMs,
+      }),
+    ),
+  );
 }

@@ -14,7 +14,9 @@ import { type Decimal, formatDecimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { AutotradeSetupsTable, BrokerAccountsTable } from "../store/schema.js";
 import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
+import { recordAccountEvents } from "./account-events.js";
 import { owesCompletion } from "./autotrade-approval-events.js";
+import { refuseFormChangeWhileHolding } from "./autotrade-settings.js";
 import type { Runtime } from "./runtime.js";
 
 /**
@@ -109,18 +111,32 @@ export async function startSetup(
     const scaling = formatDecimal(input.scalingPercentage);
     const live = await liveSetupOf(db, account.account_id, input.strategyId);
     if (live) {
+      // Any successful start enables autotrade (API.md States): a disabled setup's re-enabling is an event.
+      if (live.is_autotrade_enabled !== 1)
+        await recordAccountEvents(db, [
+          {
+            accountId: account.account_id,
+            personId: input.personId,
+            kind: "AutotradeEnabled",
+            reason: "Enabled by StartAutotrade",
+            atMs: now,
+          },
+        ]);
       if (input.doNotJoinOpenPositions !== undefined)
         throw refuse("InvalidValue", {
           field: "DoNotJoinOpenPositions",
           message: "DoNotJoinOpenPositions applies to new setups only: it must not be sent when modifying one",
         });
-      const modified = restartedSettings(settingsOfText(live.settings), started);
+      const before = settingsOfText(live.settings);
+      const modified = restartedSettings(before, input);
       const refusal = settingsRefusal(modified);
       if (refusal)
         throw refuse("InvalidValue", {
           field: MAXIMUM_OF_MINIMUM[refusal.field] ?? refusal.field,
           message: refusal.message,
         });
+      if (before.stocks.asCfd !== modified.stocks.asCfd)
+        await refuseFormChangeWhileHolding(db, { ...live, account_number: input.account });
       const settings = settingsText(modified);
       await db
         .updateTable("autotrade_setups")

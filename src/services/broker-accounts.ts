@@ -2,6 +2,7 @@ import type { Decimal } from "../core/decimal.js";
 import { formatDecimal } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { Tx } from "../store/transaction.js";
+import { recordAccountEvents } from "./account-events.js";
 
 /** AccountType of a brokerage account (docs/decisions.md): 1 live, 2 paper. */
 export const ACCOUNT_TYPES = { live: 1, paper: 2 } as const;
@@ -64,5 +65,9 @@ export async function insertBrokerAccount(db: Tx, input: NewBrokerAccount, nowMs
       created_at: nowMs,
     })
     .execute();
+  // The link is the account's first stability event (the instrumentation export).
+  await recordAccountEvents(db, [
+    { accountId: made.id, personId: input.personId, kind: "Linked", reason: null, atMs: nowMs },
+  ]);
   return made.id;
 }

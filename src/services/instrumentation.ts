@@ -1,6 +1,7 @@
 import { isServiceAdmin, whiteLabelScope } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { asSiteId } from "../core/ids.js";
+import { siteAccountEvents, siteExecutions } from "./account-events.js";
 import { dbOf, type RequestContext } from "./runtime.js";
 import type { SubscriptionRow } from "./subscription-rows.js";
 
@@ -21,10 +22,10 @@ export interface InstrumentationExport {
   readonly endDate: Date;
   readonly sessionEvents: readonly SessionEvent[];
   readonly subscriptions: readonly SubscriptionRow[];
-  /** Filled once autotrade accounts exist (a later issue). */
-  readonly autotradeAccountStability: readonly unknown[];
-  /** Filled once autotrade executions exist (a later issue). */
-  readonly executions: readonly unknown[];
+  /** Stability events of the site's customers' brokerage accounts (src/core/autotrade/account-events.ts). */
+  readonly autotradeAccountStability: Awaited<ReturnType<typeof siteAccountEvents>>;
+  /** Fills in the site's customers' brokerage accounts. */
+  readonly executions: Awaited<ReturnType<typeof siteExecutions>>;
 }
 
 /**
@@ -89,7 +90,7 @@ export async function instrumentationExport(
       eventDate: new Date(s.started_at),
     })),
     subscriptions,
-    autotradeAccountStability: [],
-    executions: [],
+    autotradeAccountStability: await siteAccountEvents(db, scope.siteId, start.getTime(), end.getTime()),
+    executions: await siteExecutions(db, scope.siteId, start.getTime(), end.getTime()),
   };
 }

@@ -3,6 +3,7 @@ import { type Caller, mayReadPrivate, membership } from "../core/access.js";
 import { defaultIcon } from "../core/avatar.js";
 import { asPersonId } from "../core/ids.js";
 import type { Tx } from "../store/transaction.js";
+import type { ApprovalView } from "./geo-approvals.js";
 import type { PersonRoles } from "./person-roles.js";
 
 /**
@@ -42,6 +43,8 @@ export interface PrivateProfile {
   readonly supportEmail: string | null;
   /** Shown to administrators only: the person's own view does not need it. */
   readonly userToken: string | null;
+  /** The geo-sites' live approvals of the person's brokerage accounts (geo-approvals.ts). */
+  readonly approvedAccounts: readonly ApprovalView[];
 }
 
 /** Persons with their sites: `p` the person, `s` their white-label site, `g` their geo-site. */
@@ -70,7 +73,12 @@ export function memberOf(row: PersonRow) {
   return { personId: asPersonId(row.id), ...membership(row.white_label_site_id, row.geo_id) };
 }
 
-export function viewPerson(caller: Caller, row: PersonRow & PersonRoles, includeIcon: boolean): PersonView {
+export function viewPerson(
+  caller: Caller,
+  row: PersonRow & PersonRoles,
+  includeIcon: boolean,
+  approvals: ReadonlyMap<number, readonly ApprovalView[]> = new Map(),
+): PersonView {
   const member = memberOf(row);
   const entitled = mayReadPrivate(caller, member);
   const administrator = entitled && caller.personId !== member.personId;
@@ -103,6 +111,7 @@ export function viewPerson(caller: Caller, row: PersonRow & PersonRoles, include
           supportSiteUrl: row.support_site_url,
           supportEmail: row.support_email,
           userToken: administrator ? row.user_token : null,
+          approvedAccounts: approvals.get(row.id) ?? [],
         }
       : null,
   };

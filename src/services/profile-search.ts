@@ -3,6 +3,7 @@ import { administers, membership } from "../core/access.js";
 import { refuse } from "../core/errors.js";
 import { contains, containsIgnoringCase } from "../store/match.js";
 import { fetchPage, type Page, type PageRequest } from "../store/page.js";
+import { approvedAccountsOf } from "./geo-approvals.js";
 import { withPersonRoles } from "./person-roles.js";
 import type { PersonView } from "./person-view.js";
 import { personsWithSites, viewPerson } from "./person-view.js";
@@ -75,5 +76,9 @@ export async function searchProfiles(
     query = query.where("p.is_email_validated", "=", filters.isEmailValidated ? 1 : 0);
   }
   const result = await fetchPage(query, ["p.id"], (row) => [row.id], page);
-  return { ...result, items: result.items.map((row) => viewPerson(caller, row, includeIcon)) };
+  const approvals = await approvedAccountsOf(
+    db,
+    result.items.map((row) => row.id),
+  );
+  return { ...result, items: result.items.map((row) => viewPerson(caller, row, includeIcon, approvals)) };
 }

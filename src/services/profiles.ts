@@ -17,6 +17,7 @@ import {
 import { fold } from "../core/search.js";
 import { uniqueViolation } from "../store/constraint.js";
 import { type Tx, withTransaction } from "../store/transaction.js";
+import { approvedAccountsOf } from "./geo-approvals.js";
 import { changingKeys } from "./key-cache.js";
 import { hashPassword } from "./passwords.js";
 import { newUserToken } from "./people.js";
@@ -360,5 +361,5 @@ export async function getProfile(
     .where("p.id", "=", id)
     .executeTakeFirst();
   if (!row) throw refuse("NotFound", { field: "PersonId", message: `No person ${id}` });
-  return viewPerson(ctx.caller, row, includeIcon);
+  return viewPerson(ctx.caller, row, includeIcon, await approvedAccountsOf(dbOf(ctx), [row.id]));
 }

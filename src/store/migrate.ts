@@ -23,6 +23,7 @@ import { autotradeMigration } from "./migrations/0022_autotrade.js";
 import { simulatedBrokerMigration } from "./migrations/0023_simulated_broker.js";
 import { confirmationsMigration } from "./migrations/0024_confirmations.js";
 import { copyFormsMigration } from "./migrations/0025_copy_forms.js";
+import { autotradeAdminMigration } from "./migrations/0026_autotrade_admin.js";
 import { rule575Migration } from "./migrations/0027_rule575.js";
 import { strategyMuxMigration } from "./migrations/0027_strategy_mux.js";
 import { watchlistsMigration } from "./migrations/0027_watchlists.js";
@@ -57,6 +58,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0023_simulated_broker": simulatedBrokerMigration(),
     "0024_confirmations": confirmationsMigration(),
     "0025_copy_forms": copyFormsMigration(),
+    "0026_autotrade_admin": autotradeAdminMigration(storage.backend),
     "0027_rule575": rule575Migration(),
     "0027_strategy_mux": strategyMuxMigration(storage.backend),
     "0027_watchlists": watchlistsMigration(storage.backend),

@@ -57,6 +57,9 @@ export interface Database {
   sim_broker_positions: SimBrokerPositionsTable;
   sim_broker_faults: SimBrokerFaultsTable;
   confirmation_links: ConfirmationLinksTable;
+  approved_accounts: ApprovedAccountsTable;
+  account_events: AccountEventsTable;
+  autotrade_stats: AutotradeStatsTable;
   account_marks: AccountMarksTable;
   autotrade_marks: AutotradeMarksTable;
   watchlists: WatchlistsTable;
@@ -81,6 +84,8 @@ export interface SitesTable {
   geo_site_id: number | null;
   created_at: number;
   support_company_name: string | null;
+  /** A geo-site: 1 when its members' live accounts autotrade only once the geo-site approved them (0026). */
+  requires_account_approval: Generated<number>;
   support_site_url: string | null;
   support_email: string | null;
   /** 1: resold subscriptions may be charged into a negative house-account balance. */
@@ -1045,4 +1050,66 @@ export interface MuxOrdersTable {
   /** The parent's event it came from. */
   parent_seq: number;
   at: number;
+}
+
+/** ApprovedAccount.ConnectionType: 0 Autotrade, 1 BrokerTransmit. */
+export type ConnectionType = 0 | 1;
+
+/** A geo-site's approval of a member's brokerage account (ApprovedAutotradeAccount, ApprovedBrokerTransmitAccount). */
+export interface ApprovedAccountsTable {
+  id: Generated<number>;
+  connection_type: ConnectionType;
+  geo_site_id: number;
+  person_id: number;
+  account_id: number;
+  broker_id: number;
+  account_number: string;
+  /** The person's white-label site when approved, if any. */
+  white_label_site_id: number | null;
+  /** The account may trade CFDs (a setup's TradeStocksAsCFD needs it where approval is required). */
+  is_cfd: number;
+  added_at: number;
+  added_by_person_id: number;
+  deleted_at: number | null;
+  deleted_by_person_id: number | null;
+  /** type:geo-site:account while not deleted (unique: one live approval of each kind per geo-site and account). */
+  live_key: string | null;
+}
+
+/** A stability event of a brokerage account, stored as it happens (src/core/autotrade/account-events.ts). */
+export interface AccountEventsTable {
+  id: Generated<number>;
+  account_id: number;
+  person_id: number;
+  kind: string;
+  reason: string | null;
+  at: number;
+}
+
+/** One account's autotrade snapshot of one UTC day (GetAutotradeStats), taken by the scheduled job. */
+export interface AutotradeStatsTable {
+  id: Generated<number>;
+  account_id: number;
+  /** The UTC midnight the day starts at (DateUtc). */
+  day_at: number;
+  taken_at: number;
+  person_id: number;
+  broker_id: number;
+  white_label_site_id: number | null;
+  geo_site_id: number | null;
+  net_liquidation: string | null;
+  net_liquidation_at: number | null;
+  first_activation_at: number | null;
+  currency: string;
+  /** Active setups of the account enabling each class, and the strategies they follow. */
+  autotraded_stocks: number;
+  autotraded_futures: number;
+  autotraded_options: number;
+  autotraded_forex: number;
+  autotraded_crypto: number;
+  autotraded_unique: number;
+  is_sync_enabled: number;
+  is_manual_confirmation: number;
+  is_disabled: number;
+  is_broker_enabled: number;
 }

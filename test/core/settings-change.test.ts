@@ -69,11 +69,18 @@ describe("the follower's preferences", () => {
         const before = settingsOfStart(first);
         const changed = changedSettings(before, preferences);
         assert.deepEqual(startPart(changed), startPart(before));
-        const restarted = restartedSettings(changed, settingsOfStart(second));
+        const restarted = restartedSettings(changed, second);
         assert.deepEqual(preferencePart(restarted), preferencePart(changed));
         assert.deepEqual(startPart(restarted), startPart(settingsOfStart(second)));
       }),
     );
+  });
+
+  test("TradeStocksAsCFD, which a start may name too, is the start's only when it names it", () => {
+    const cfd = changedSettings(settingsOfStart({ EnableStocks: true }), { tradeStocksAsCfd: true });
+    assert.equal(restartedSettings(cfd, { EnableStocks: true }).stocks.asCfd, true);
+    assert.equal(restartedSettings(cfd, { EnableStocks: true, TradeStocksAsCFD: false }).stocks.asCfd, false);
+    assert.equal(settingsOfStart({ TradeStocksAsCFD: true }).stocks.asCfd, true);
   });
 
   test("an empty change is no change", () => {

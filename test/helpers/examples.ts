@@ -134,6 +134,8 @@ export async function buildExampleService(service: TestService): Promise<void> {
     },
   });
   assert.equal(started.status, 200, started.text);
+  // The day's autotrade snapshot of the account (GetAutotradeStats' example reads it).
+  await service.app.snapshots.run();
   // The strategy buys: the account's copy (account order 1) fills at the broker; two manual exits rest.
   await placed(service, ADMIN_KEY, {
     StrategyId: EXAMPLE.strategyId,

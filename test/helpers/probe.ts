@@ -34,6 +34,7 @@ export function probeServer(
     checkoutPolls: new PollGate(POLL_INTERVAL_MS, Date.now),
     biller: service.app.biller,
     approvals: service.app.approvals,
+    snapshots: service.app.snapshots,
     webhooks: service.app.webhooks,
     brokers: service.app.brokers,
     desk: service.app.desk,

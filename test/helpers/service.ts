@@ -148,6 +148,7 @@ async function serviceOn(
     approvalsIntervalMs: 0,
     autotradePassMs: 0,
     webhookIntervalMs: 0,
+    snapshotIntervalMs: 0,
     muxPassMs: 0,
     timeouts: options.timeouts,
   });

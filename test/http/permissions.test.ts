@@ -538,6 +538,7 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ...autotradeSetupCases(),
   ...watchlistCases(),
   ...autotradeAccountCases(),
+  ...autotradeAdminCases(),
 };
 
 /**
@@ -841,6 +842,48 @@ function watchlistCases(): Record<string, readonly Case[]> {
         expect: personAOnly,
       },
     ],
+  };
+}
+
+/**
+ * Autotrade administration (issue 14): the searches answer every key, bounded by what each may
+ * see; the statistics and pending accounts are for site administrators; the geo-sites' approvals
+ * are for geo-site administrators (of person A, whose site lies in the geo-site) and service
+ * admins. Removals are of an account never approved: past the permission, 404.
+ */
+function autotradeAdminCases(): Record<string, readonly Case[]> {
+  const siteAdministrators = only("admin", "wlAdminA", "wlAdminB", "geoAdmin");
+  const approveA: Case = {
+    name: "person A's account",
+    request: (p) => ({ body: { Account: AUTOTRADE_ACCOUNT_OF_A, PersonId: p.people.personA, BrokerId: 1 } }),
+    expect: only("admin", "geoAdmin"),
+  };
+  const removeNever: Case = {
+    name: "an account never approved",
+    request: () => ({ query: { Account: "NEVER-APPROVED" } }),
+    expect: (who) => (who === "expired" ? 401 : who === "admin" || who === "geoAdmin" ? 404 : 403),
+  };
+  return {
+    SearchAccounts: [
+      {
+        name: "person A's account",
+        request: () => ({ query: { Account: AUTOTRADE_ACCOUNT_OF_A } }),
+        expect: everyoneWithAValidKey,
+      },
+    ],
+    SearchAutotradedAccounts: [
+      {
+        name: "of A's public strategy",
+        request: () => ({ query: { StrategyId: String(publicStrategyOfA) } }),
+        expect: everyoneWithAValidKey,
+      },
+    ],
+    GetAutotradeStats: [{ name: "the caller's site", request: () => ({ query: {} }), expect: siteAdministrators }],
+    GetPendingAccounts: [{ name: "the caller's site", request: () => ({ query: {} }), expect: siteAdministrators }],
+    AddApprovedAutotradeAccount: [approveA],
+    DeleteApprovedAutotradeAccount: [removeNever],
+    AddApprovedBrokerTransmitAccount: [approveA],
+    DeleteApprovedBrokerTransmitAccount: [removeNever],
   };
 }
 

@@ -851,6 +851,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Autotrade/SearchAccounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Brokerage accounts matching every given filter (text filters match any part, without regard to case), oldest first: the caller's own, a white-label administrator's site's customers', a geo-site administrator's members', every one for service admins. */
+        get: operations["SearchAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -875,6 +892,28 @@ export interface components {
              */
             DeleteDate: string | null;
             Comment: string | null;
+        };
+        Account: {
+            /** @description The brokerage account */
+            Id: number;
+            PersonId: number;
+            Account: string;
+            BrokerName: string;
+            BrokerId: number;
+            FirstName: string;
+            LastName: string;
+            Email: string;
+            Language: string | null;
+            WhiteLabelSiteId: number | null;
+            /** @description The name of the holder's geo-site */
+            GeoSite: string | null;
+            CountryCode: string | null;
+            DivisionCode: string | null;
+            /**
+             * Format: date-time
+             * @description When the account was linked at the service
+             */
+            AuthenticatedDate: string;
         };
         AddPersonResponse: {
             PersonId: number;
@@ -4129,6 +4168,8 @@ export interface operations {
                     EnableStocks?: boolean;
                     /** @description Whole dollars per position */
                     MaxStocksDollars?: number;
+                    /** @description An addition to the spec's body (default false): stocks are traded as CFDs; where the geo-site requires account approval, the approval must allow CFDs (IsCFD) */
+                    TradeStocksAsCFD?: boolean;
                     /** @description Default false */
                     EnableOptions?: boolean;
                     /** @description Default false */
@@ -4535,6 +4576,60 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    SearchAccounts: {
+        parameters: {
+            query?: {
+                Account?: string;
+                PersonId?: number;
+                BrokerId?: number;
+                FirstName?: string;
+                /** @example ortiz */
+                LastName?: string;
+                Email?: string;
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+                CountryCode?: string;
+                IPAddress?: string;
+                Phone?: string;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Account"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -715,6 +715,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Autotrade/SearchAccounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Brokerage accounts matching every given filter (text filters match any part, without regard to case), oldest first: the caller's own, a white-label administrator's site's customers', a geo-site administrator's members', every one for service admins. */
+        get: operations["SearchAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/SearchAutotradedAccounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Live autotrade setups matching every filter, oldest first; at least one filter. Seen as GetAutotraders sees them: a strategy owner those on own strategies, a white-label administrator also its site's customers', a geo-site administrator its members', service admins all. */
+        get: operations["SearchAutotradedAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutotradeStats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Daily autotrade snapshots of the accounts of the caller's site (white-label administrators their customers', geo-site administrators their members', service admins every account), oldest day first; without StartDate and EndDate the latest day's. At most 20000 snapshots: a larger answer is refused, narrow the window or filter. */
+        get: operations["GetAutotradeStats"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetPendingAccounts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Live accounts waiting for an autotrade approval, oldest first: on WL the white-label approval requests not yet final, on GEO the setups of accounts whose geo-site requires approval and has not given it. Each caller sees the people it administers. */
+        get: operations["GetPendingAccounts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/ApprovedAutotradeAccount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The person's geo-site approves the brokerage account (Autotrade); approving it again answers the approval and sets IsCFD when sent. Where the geo-site requires approval, an unapproved live account's setups copy closing orders only; the approval lets them open positions. Geo-site administrators for their members, service admins. */
+        post: operations["AddApprovedAutotradeAccount"];
+        /** Deletes the account's live Autotrade approvals on the caller's geo-site (service admins: every geo-site's, or the named one's), narrowed by the other fields, and answers them marked IsDeleted. Geo-site administrators, service admins. */
+        delete: operations["DeleteApprovedAutotradeAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/ApprovedBrokerTransmitAccount": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The person's geo-site approves the brokerage account (BrokerTransmit); approving it again answers the approval and sets IsCFD when sent. Recorded and shown in the person's ApprovedAccounts; the service does not broker-transmit. Geo-site administrators for their members, service admins. */
+        post: operations["AddApprovedBrokerTransmitAccount"];
+        /** Deletes the account's live BrokerTransmit approvals on the caller's geo-site (service admins: every geo-site's, or the named one's), narrowed by the other fields, and answers them marked IsDeleted. Geo-site administrators, service admins. */
+        delete: operations["DeleteApprovedBrokerTransmitAccount"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -739,6 +843,28 @@ export interface components {
             DeleteDate: string | null;
             Comment: string | null;
         };
+        Account: {
+            /** @description The brokerage account */
+            Id: number;
+            PersonId: number;
+            Account: string;
+            BrokerName: string;
+            BrokerId: number;
+            FirstName: string;
+            LastName: string;
+            Email: string;
+            Language: string | null;
+            WhiteLabelSiteId: number | null;
+            /** @description The name of the holder's geo-site */
+            GeoSite: string | null;
+            CountryCode: string | null;
+            DivisionCode: string | null;
+            /**
+             * Format: date-time
+             * @description When the account was linked at the service
+             */
+            AuthenticatedDate: string;
+        };
         AddPersonResponse: {
             PersonId: number;
             /** @description Issued by AddProfile only */
@@ -755,6 +881,19 @@ export interface components {
             /** @description 0 Autotrade, 1 BrokerTransmit */
             ConnectionType: number;
             AddedByPersonId: number;
+        };
+        ApprovedAccountDTO: {
+            /** @description The approval */
+            Id: number;
+            Account: string;
+            PersonId: number;
+            BrokerId: number;
+            /** @description The person's white-label site */
+            WhiteLabelSiteId: number | null;
+            /** @description The approving geo-site's name */
+            GeoSite: string;
+            IsCFD: boolean;
+            IsDeleted: boolean;
         };
         AutotradeOrderStatus: {
             /** @description The account order */
@@ -903,6 +1042,96 @@ export interface components {
             MinOptions: number;
             /** @description Contracts per position; null: no maximum */
             MaxOptions: number | null;
+        };
+        AutotradeStats: {
+            /** @description The snapshot */
+            Id: number;
+            /**
+             * Format: date-time
+             * @description The UTC day of the snapshot (its midnight)
+             */
+            DateUtc: string;
+            Account: string;
+            PersonId: number;
+            BrokerId: number;
+            /** @description Always null: the service keeps no introducing brokers */
+            IB: number | null;
+            /** @description Always null: the service keeps no sales representatives */
+            SalesRep: number | null;
+            WhiteLabelSiteId: number | null;
+            GeoSiteId: number | null;
+            NetLiquidationValue: number | null;
+            /** Format: date-time */
+            LastBrokerNetLiquidationUpdateUtc: string | null;
+            /** Format: date-time */
+            FirstBrokerActivationDateUTC: string | null;
+            /** @description Active setups of the account trading stocks */
+            AutotradedStocksStrategies: number;
+            /** @description Active setups of the account trading futures */
+            AutotradedFuturesStrategies: number;
+            /** @description Active setups of the account trading options */
+            AutotradedOptionsStrategies: number;
+            /** @description Active setups of the account trading forex */
+            AutotradedForexStrategies: number;
+            /** @description Active setups of the account trading crypto (always 0: no crypto instruments) */
+            AutotradedCryptoStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            BrokertransmitStocksStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            BrokertransmitFuturesStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            BrokertransmitOptionsStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            BrokertransmitForexStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            BrokertransmitCryptoStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            PlatformtransmitStocksStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            PlatformtransmitFuturesStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            PlatformtransmitOptionsStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            PlatformtransmitForexStrategies: number;
+            /** @description Always 0: the service autotrades only (no broker or platform transmit) */
+            PlatformtransmitCryptoStrategies: number;
+            /** @description Strategies the account autotrades (active setups) */
+            UniqueAutotradedStrategies: number;
+            /** @description Always 0 */
+            UniqueBrokertransmitStrategies: number;
+            /** @description Always 0 */
+            UniquePlatformtransmitStrategies: number;
+            IsSyncEnabled: boolean;
+            IsManualConfirmationEnabled: boolean;
+            /** @description No active setup of the account has autotrade enabled */
+            IsDisabled: boolean;
+            Currency: string;
+            Email: string;
+            FirstName: string;
+            LastName: string;
+            /** @description The broker is enabled and has the account linked */
+            IsBrokerEnabled: boolean;
+        };
+        AutotradedAccount: {
+            /** @description The autotrade setup */
+            Id: number;
+            PersonId: number;
+            Account: string;
+            BrokerId: number;
+            FirstName: string;
+            LastName: string;
+            Email: string;
+            StrategyId: number;
+            StrategyName: string;
+            IsSyncEnabled: boolean;
+            /** @description The copier copies into the account now: enabled, no stop requested, linked, the broker enabled, approved where the geo-site requires it */
+            IsAutotrading: boolean;
+            /** @description Disabled, or a stop requested and not yet applied */
+            IsAutotradeDisabled: boolean;
+            IsAutotradeDisabledReason: string | null;
+            SyncDisabledReason: string | null;
+            /** Format: date-time */
+            SettingsLastUpdateUTC: string;
         };
         AutotradedStrategy: {
             /** @description The autotrade setup */
@@ -1142,6 +1371,57 @@ export interface components {
             /** @enum {string} */
             Outcome: "approve" | "decline" | "require_action";
             Reason: string | null;
+        };
+        PendingAccount: {
+            /** @description WL: the approval request; GEO: the autotrade setup */
+            Id: number;
+            /** @description WL: the approval request's status (PendingCustomer, Processing, PendingBroker); GEO: PendingApproval, or Declined when the geo-site deleted the account's approval */
+            Status: string;
+            /**
+             * Format: date-time
+             * @description GEO: when the approval was deleted
+             */
+            DeclinedUTC: string | null;
+            /**
+             * Format: date-time
+             * @description Since when it waits
+             */
+            UtcDate: string;
+            Account: string;
+            PersonId: number;
+            BrokerName: string;
+            BrokerId: number;
+            FirstName: string;
+            LastName: string;
+            Email: string;
+            Country: string | null;
+            State: string | null;
+            Language: string | null;
+            WhiteLabelSiteId: number | null;
+            GeoSiteId: number | null;
+            SiteDomain: string | null;
+            Connection: string;
+            /** @description Always null: the service keeps no introducing brokers */
+            IntroducingBrokerId: number | null;
+            /** @description Always null */
+            IntroducingBroker: string | null;
+            StrategyId: number;
+            StrategyName: string;
+            /** @description Always null: the service keeps no sales representatives */
+            SalesRepId: number | null;
+            /** @description Always null */
+            SalesRep: string | null;
+            IsTradeLeader: boolean;
+            /** Format: date-time */
+            FirstBrokerActivationDate: string | null;
+            /** @description Null while the account has not reached the service */
+            NetLiquidationValue: number | null;
+            /** Format: date-time */
+            NetLiquidationValueDate: string | null;
+            EnabledFutures: boolean;
+            EnabledForex: boolean;
+            EnabledStocks: boolean;
+            EnabledOptions: boolean;
         };
         /** @description Private fields are null unless the caller is the person or an administrator of the person's site. */
         Person: {
@@ -3427,6 +3707,8 @@ export interface operations {
                     EnableStocks?: boolean;
                     /** @description Whole dollars per position */
                     MaxStocksDollars?: number;
+                    /** @description An addition to the spec's body (default false): stocks are traded as CFDs; where the geo-site requires account approval, the approval must allow CFDs (IsCFD) */
+                    TradeStocksAsCFD?: boolean;
                     /** @description Default false */
                     EnableOptions?: boolean;
                     /** @description Default false */
@@ -3833,6 +4115,424 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    SearchAccounts: {
+        parameters: {
+            query?: {
+                Account?: string;
+                PersonId?: number;
+                BrokerId?: number;
+                FirstName?: string;
+                /** @example ortiz */
+                LastName?: string;
+                Email?: string;
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+                CountryCode?: string;
+                IPAddress?: string;
+                Phone?: string;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["Account"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    SearchAutotradedAccounts: {
+        parameters: {
+            query?: {
+                /** @example 1 */
+                StrategyId?: number;
+                BrokerId?: number;
+                AutoSyncEnabled?: boolean;
+                AutoTradeEnabled?: boolean;
+                /** @example true */
+                AutoTradingNow?: boolean;
+                StartDate?: string;
+                EndDate?: string;
+                Cursor?: string;
+                Limit?: number;
+                AscendingOrder?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradedAccount"][];
+                        Pagination: components["schemas"]["Pagination"];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradeStats: {
+        parameters: {
+            query?: {
+                /** @example 2 */
+                WhiteLabelSiteId?: number;
+                GeoSite?: string;
+                BrokerId?: number;
+                /** @example CS */
+                SecurityType?: "CS" | "FUT" | "OPT" | "FOR";
+                Disabled?: boolean;
+                AutoSync?: boolean;
+                ManualConfirmation?: boolean;
+                BrokerEnabled?: boolean;
+                StartDate?: string;
+                EndDate?: string;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeStats"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetPendingAccounts: {
+        parameters: {
+            query?: {
+                WhiteLabelSiteId?: number;
+                GeoSite?: string;
+                /** @example 1 */
+                BrokerId?: number;
+                SecurityType?: "CS" | "FUT" | "OPT" | "FOR";
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["PendingAccount"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    AddApprovedAutotradeAccount: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-100200",
+                 *       "PersonId": 3,
+                 *       "BrokerId": 1,
+                 *       "GeoSite": "Geo Europe",
+                 *       "IsCFD": true
+                 *     }
+                 */
+                "application/json": {
+                    Account: string;
+                    /** @description The account holder */
+                    PersonId: number;
+                    BrokerId: number;
+                    /** @description The person's white-label site */
+                    WhiteLabelSiteId?: number;
+                    /** @description The approving geo-site's name or domain; default: the person's */
+                    GeoSite?: string;
+                    /** @description Default false: The account may autotrade CFDs (a setup's TradeStocksAsCFD needs it where approval is required) */
+                    IsCFD?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["ApprovedAccountDTO"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    DeleteApprovedAutotradeAccount: {
+        parameters: {
+            query: {
+                /** @example SIM-100200 */
+                Account: string;
+                PersonId?: number;
+                BrokerId?: number;
+                WhiteLabelSiteId?: number;
+                /** @example Geo Europe */
+                GeoSite?: string;
+                IsCFD?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["ApprovedAccountDTO"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    AddApprovedBrokerTransmitAccount: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-100200",
+                 *       "PersonId": 3,
+                 *       "BrokerId": 1,
+                 *       "GeoSite": "Geo Europe",
+                 *       "IsCFD": true
+                 *     }
+                 */
+                "application/json": {
+                    Account: string;
+                    /** @description The account holder */
+                    PersonId: number;
+                    BrokerId: number;
+                    /** @description The person's white-label site */
+                    WhiteLabelSiteId?: number;
+                    /** @description The approving geo-site's name or domain; default: the person's */
+                    GeoSite?: string;
+                    /** @description Default false: The account may broker-transmit CFDs */
+                    IsCFD?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["ApprovedAccountDTO"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    DeleteApprovedBrokerTransmitAccount: {
+        parameters: {
+            query: {
+                /** @example SIM-100200 */
+                Account: string;
+                PersonId?: number;
+                BrokerId?: number;
+                WhiteLabelSiteId?: number;
+                /** @example Geo Europe */
+                GeoSite?: string;
+                IsCFD?: boolean;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["ApprovedAccountDTO"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -14,6 +14,7 @@ import {
   ZERO,
 } from "../decimal.js";
 import type { SymbolType } from "../symbols/instrument.js";
+import { type AccountApproval, NO_APPROVAL_NEEDED } from "./account-approval.js";
 import { type ClassSettings, FOREX_UNIT, type SetupSettings } from "./settings.js";
 
 /**
@@ -36,7 +37,9 @@ export type SkipReason =
   | "at_maximum"
   | "nothing_to_close"
   | "no_account_value"
-  | "no_price";
+  | "no_price"
+  | "not_approved"
+  | "cfd_not_approved";
 
 export type CopyDecision =
   | { readonly copy: true; readonly quantity: Decimal }
@@ -59,6 +62,8 @@ export interface CopyInput {
   /** A price to value a stock position at (the order's limit or stop, or the market), for MaxStocksDollars. */
   readonly price: Decimal | null;
   readonly settings: SetupSettings;
+  /** The geo-site's approval of the account (./account-approval.ts); none needed when absent. */
+  readonly approval?: AccountApproval;
 }
 
 const HUNDRED = fromInteger(100);
@@ -109,6 +114,12 @@ export function copyDecision(input: CopyInput): CopyDecision {
   const cls = classOf(input.symbolType, input.settings);
   if (!cls.enabled) return skip("class_disabled", `The setup does not trade ${input.symbolType}s`);
   if (input.settings.closingOrdersOnly) return skip("closing_orders_only", "The setup copies closing orders only");
+  // Closing copies are made whatever the approval: a follower is never left holding what it cannot exit.
+  const approval = input.approval ?? NO_APPROVAL_NEEDED;
+  if (!approval.approved)
+    return skip("not_approved", "The account's geo-site has not approved it for autotrading: closing orders only");
+  if (input.symbolType === "stock" && input.settings.stocks.asCfd && !approval.cfd)
+    return skip("cfd_not_approved", "The account's geo-site has not approved it to trade CFDs");
   const long = input.side === "buy";
   if (long && !cls.long) return skip("long_disabled", `The setup does not take long ${input.symbolType} positions`);
   if (!long && !cls.short) return skip("short_disabled", `The setup does not take short ${input.symbolType} positions`);

@@ -57,6 +57,7 @@ export interface StartAutotradeFields {
   readonly MaxForexUnits?: number | undefined;
   readonly EnableStocks?: boolean | undefined;
   readonly MaxStocksDollars?: number | undefined;
+  readonly TradeStocksAsCFD?: boolean | undefined;
   readonly EnableOptions?: boolean | undefined;
   readonly EnableOptionsShorting?: boolean | undefined;
   readonly MaxOptionsContracts?: number | undefined;
@@ -82,7 +83,7 @@ export function settingsOfStart(fields: StartAutotradeFields): SetupSettings {
     },
     stocks: {
       ...classOf(fields.EnableStocks, undefined),
-      asCfd: false,
+      asCfd: fields.TradeStocksAsCFD === true,
       maxDollars: fields.MaxStocksDollars ?? null,
     },
     options: classOf(fields.EnableOptions, fields.MaxOptionsContracts, fields.EnableOptionsShorting === true),
@@ -100,15 +101,21 @@ export function settingsOfStart(fields: StartAutotradeFields): SetupSettings {
  * A start on a live setup: what a start sets (each class on or off, the
  * maxima, options shorting, the automatic stop loss, the broker user name)
  * is the start's; the follower's own preferences, set with
- * SetAutotradeSettings, stay as they were.
+ * SetAutotradeSettings, stay as they were (TradeStocksAsCFD, which both may
+ * set, is the start's only when it names it).
  */
-export function restartedSettings(previous: SetupSettings, started: SetupSettings): SetupSettings {
+export function restartedSettings(previous: SetupSettings, fields: StartAutotradeFields): SetupSettings {
+  const started = settingsOfStart(fields);
   const approved = <C extends ClassSettings>(was: C, now: C): C => ({ ...was, enabled: now.enabled, max: now.max });
   return {
     ...previous,
     futures: approved(previous.futures, started.futures),
     forex: approved(previous.forex, started.forex),
-    stocks: { ...approved(previous.stocks, started.stocks), maxDollars: started.stocks.maxDollars },
+    stocks: {
+      ...approved(previous.stocks, started.stocks),
+      maxDollars: started.stocks.maxDollars,
+      asCfd: fields.TradeStocksAsCFD ?? previous.stocks.asCfd,
+    },
     options: { ...approved(previous.options, started.options), short: started.options.short },
     autoStopLossDollars: started.autoStopLossDollars,
     brokerUsername: started.brokerUsername,

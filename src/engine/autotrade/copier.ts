@@ -121,6 +121,7 @@ export class Copier implements OutboxConsumer {
         modelValue: modelValue ?? storedDecimal("0"),
         price,
         settings: setup.settings,
+        approval: account.approval,
       });
       if (!decision.copy) {
         skips.push({

@@ -1,4 +1,6 @@
+import type { AccountEvent } from "../../core/autotrade/account-events.js";
 import { formatDecimal, isZero } from "../../core/decimal.js";
+import { recordAccountEvents } from "../../services/account-events.js";
 import { endSubscription, liveSubscription } from "../../services/subscription-rows.js";
 import type { NewAccountOrder } from "../../store/journal/batch.js";
 import type { Tx } from "../../store/transaction.js";
@@ -22,6 +24,8 @@ export interface DeskWrites {
   readonly accounts: Map<number, AccountChange>;
   /** Subscriptions a stop ended (TerminateStrategySubscription). */
   readonly endSubscriptions: { readonly personId: number; readonly strategyId: number }[];
+  /** Stability events of the accounts (a delink, a restriction, a disable). */
+  readonly events: AccountEvent[];
 }
 
 /** A fill of an order named by its key (storage's id is looked up when written). */
@@ -58,6 +62,7 @@ export const noDeskWrites = (): DeskWrites => ({
   setups: new Map(),
   accounts: new Map(),
   endSubscriptions: [],
+  events: [],
 });
 
 export const isEmptyDeskWrites = (w: DeskWrites): boolean =>
@@ -67,7 +72,8 @@ export const isEmptyDeskWrites = (w: DeskWrites): boolean =>
   w.positions.size === 0 &&
   w.setups.size === 0 &&
   w.accounts.size === 0 &&
-  w.endSubscriptions.length === 0;
+  w.endSubscriptions.length === 0 &&
+  w.events.length === 0;
 
 const ROWS = 200;
 
@@ -171,6 +177,7 @@ export async function writeDesk(tx: Tx, writes: DeskWrites, nowMs: number): Prom
     const live = await liveSubscription(tx, personId, strategyId, nowMs);
     if (live) await endSubscription(tx, live.id, nowMs, nowMs, "autotrade_stopped");
   }
+  await recordAccountEvents(tx, writes.events);
   for (const [accountId, change] of writes.accounts) {
     await tx
       .updateTable("broker_accounts")

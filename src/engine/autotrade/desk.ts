@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
+import type { AccountEventKind } from "../../core/autotrade/account-events.js";
 import { autoStopPrice } from "../../core/autotrade/auto-stop.js";
 import { BROKER_TERMINAL, type BrokerOrderEvent, brokerTransition } from "../../core/autotrade/broker-order.js";
 import { tradesAsCfd } from "../../core/autotrade/settings.js";
@@ -20,6 +21,7 @@ import {
 } from "../../core/decimal.js";
 import type { OrderStatus } from "../../core/orders/status.js";
 import { applyFill, FLAT } from "../../core/positions.js";
+import { accountApprovals } from "../../services/account-approval.js";
 import type { SetupListener } from "../../services/runtime.js";
 import { givesAccess, liveKeyOf } from "../../services/subscription-rows.js";
 import type { NewAccountOrder } from "../../store/journal/batch.js";
@@ -144,6 +146,7 @@ export class AutotradeDesk implements SetupListener {
    */
   async run(): Promise<void> {
     await this.#refresh();
+    await this.#readApprovals([...this.#accounts.keys()]);
     await this.#stopLapsed();
     await this.#reconcileVirtualCopies();
     for (const account of this.#accounts.values()) this.#applyStops(account);
@@ -506,10 +509,24 @@ export class AutotradeDesk implements SetupListener {
         account.setups.set(setup.id, setup);
         this.#follow(setup);
       }
+      await this.#readApprovals([...new Set(rows.map((row) => row.account_id))]);
     })().finally(() => {
       this.#reading = null;
     });
     await this.#reading;
+  }
+
+  /**
+   * Reads the accounts' approval by their geo-site again: an approval granted
+   * or deleted (the setups are told changed), or a geo-site's requirement
+   * switched by the operator (read on each pass).
+   */
+  async #readApprovals(accountIds: readonly number[]): Promise<void> {
+    if (accountIds.length === 0) return;
+    for (const [accountId, approval] of await accountApprovals(this.storage.db, accountIds)) {
+      const account = this.#accounts.get(accountId);
+      if (account) account.approval = approval;
+    }
   }
 
   /**
@@ -950,25 +967,35 @@ export class AutotradeDesk implements SetupListener {
 
   #onAccountReport(account: FollowerAccount, report: AccountReport): void {
     switch (report.kind) {
-      case "delinked":
+      case "delinked": {
+        // A report heard again (the broker repeats it after a restart) changes nothing and records nothing.
+        if (account.linked) this.#event(account, "Delinked", report.reason);
         account.linked = false;
         this.#writes.accounts.set(account.id, { ...this.#writes.accounts.get(account.id), linked: false });
         this.#disable(account, `The broker delinked the account: ${report.reason}`);
         return;
-      case "restricted":
-        this.#disable(account, `The broker restricted the account: ${report.reason}`);
+      }
+      case "restricted": {
+        const reason = `The broker restricted the account: ${report.reason}`;
+        if ([...account.setups.values()].some((setup) => setup.enabled))
+          this.#event(account, "Restricted", report.reason);
+        this.#disable(account, reason);
         return;
-      case "externalExecution":
+      }
+      case "externalExecution": {
+        const reason = `An order the service did not send executed in the account (${report.side} ${formatDecimal(report.quantity)} ${report.symbol})`;
         for (const setup of account.setups.values()) {
           // IgnoreManualOrders: the customer trades the account by hand too; AutoSync stays on.
           if (setup.settings.ignoreManualOrders) continue;
           this.#writes.setups.set(setup.id, {
             ...this.#writes.setups.get(setup.id),
             syncEnabled: false,
-            syncDisabledReason: `An order the service did not send executed in the account (${report.side} ${formatDecimal(report.quantity)} ${report.symbol})`,
+            syncDisabledReason: reason,
           });
         }
+        if (account.setups.size > 0) this.#event(account, "AutoSyncDisabled", reason);
         return;
+      }
       case "value":
         account.value = report.value.netLiquidation;
         this.#writes.accounts.set(account.id, {
@@ -979,8 +1006,20 @@ export class AutotradeDesk implements SetupListener {
     }
   }
 
+  /** A stability event of the account, written with the desk's next batch. */
+  #event(account: FollowerAccount, kind: AccountEventKind, reason: string | null): void {
+    this.#writes.events.push({
+      accountId: account.id,
+      personId: account.personId,
+      kind,
+      reason,
+      atMs: this.clock.nowMs(),
+    });
+  }
+
   /** Autotrade disabled on every setup of the account, with the reason (API.md States). */
   #disable(account: FollowerAccount, reason: string): void {
+    if ([...account.setups.values()].some((setup) => setup.enabled)) this.#event(account, "AutotradeDisabled", reason);
     for (const setup of [...account.setups.values()]) {
       account.setups.set(setup.id, { ...setup, enabled: false });
       this.#writes.setups.set(setup.id, {
@@ -1037,6 +1076,7 @@ function mergeDeskWrites(first: DeskWrites, later: DeskWrites): DeskWrites {
     for (const [k, v] of w.setups) merged.setups.set(k, { ...merged.setups.get(k), ...v });
     for (const [k, v] of w.accounts) merged.accounts.set(k, { ...merged.accounts.get(k), ...v });
     merged.endSubscriptions.push(...w.endSubscriptions);
+    merged.events.push(...w.events);
   }
   return merged;
 }

@@ -1,7 +1,9 @@
 import type { Selectable } from "kysely";
+import { type AccountApproval, NO_APPROVAL_NEEDED } from "../../core/autotrade/account-approval.js";
 import { type SetupSettings, settingsOfText } from "../../core/autotrade/settings.js";
 import { type Decimal, storedDecimal } from "../../core/decimal.js";
 import type { Position } from "../../core/positions.js";
+import { accountApprovals } from "../../services/account-approval.js";
 import type { AccountOrdersTable, SetupStatus } from "../../store/schema.js";
 import type { Tx } from "../../store/transaction.js";
 
@@ -45,6 +47,8 @@ export interface FollowerAccount {
   linked: boolean;
   /** The account's value as the broker last reported it. */
   value: Decimal | null;
+  /** Its geo-site's approval: unapproved accounts get closing copies only (src/core/autotrade/account-approval.ts). */
+  approval: AccountApproval;
   readonly setups: Map<number, FollowedSetup>;
   /** Open account orders (and ones made but not yet stored), by idempotency key. */
   readonly orders: Map<string, HeldOrder>;
@@ -111,7 +115,7 @@ export async function readFollowerAccounts(db: Tx, accountIds?: readonly number[
   const accounts = new Map<number, FollowerAccount>();
   for (let first = 0; first < ids.length; first += CHUNK) {
     const chunk = ids.slice(first, first + CHUNK);
-    const [rows, orders, positions, fills] = await Promise.all([
+    const [rows, orders, positions, fills, approvals] = await Promise.all([
       db.selectFrom("broker_accounts").selectAll().where("account_id", "in", chunk).execute(),
       db
         .selectFrom("account_orders")
@@ -127,6 +131,7 @@ export async function readFollowerAccounts(db: Tx, accountIds?: readonly number[
         .where("o.account_id", "in", chunk)
         .where("o.status", "in", OPEN_STATUSES)
         .execute(),
+      accountApprovals(db, chunk),
     ]);
     for (const row of rows) {
       accounts.set(row.account_id, {
@@ -136,6 +141,7 @@ export async function readFollowerAccounts(db: Tx, accountIds?: readonly number[
         account: row.account_number,
         linked: row.is_linked === 1,
         value: row.net_liquidation === null ? null : storedDecimal(row.net_liquidation),
+        approval: approvals.get(row.account_id) ?? NO_APPROVAL_NEEDED,
         setups: new Map(),
         orders: new Map(),
         positions: new Map(),

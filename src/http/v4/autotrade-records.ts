@@ -30,8 +30,8 @@ export const AutotradedStrategyRecord = Type.Object(
   { title: "AutotradedStrategy" },
 );
 
-const NullableText = (description?: string) => Nullable(Type.String(description ? { description } : {}));
-const NullableNumber = (description?: string) => Nullable(Type.Number(description ? { description } : {}));
+export const NullableText = (description?: string) => Nullable(Type.String(description ? { description } : {}));
+export const NullableNumber = (description?: string) => Nullable(Type.Number(description ? { description } : {}));
 
 export const AutotradeSettingsRecord = Type.Object(
   {

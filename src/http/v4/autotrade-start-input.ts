@@ -24,6 +24,12 @@ export const START_AUTOTRADE_FIELDS = {
   MaxForexUnits: Maximum("Units per position; one unit is 1,000 currency units"),
   EnableStocks: Type.Optional(Type.Boolean({ description: "Default false" })),
   MaxStocksDollars: Maximum("Whole dollars per position"),
+  TradeStocksAsCFD: Type.Optional(
+    Type.Boolean({
+      description:
+        "An addition to the spec's body (default false): stocks are traded as CFDs; where the geo-site requires account approval, the approval must allow CFDs (IsCFD)",
+    }),
+  ),
   EnableOptions: Type.Optional(Type.Boolean({ description: "Default false" })),
   EnableOptionsShorting: Type.Optional(Type.Boolean({ description: "Default false" })),
   MaxOptionsContracts: Maximum("Contracts per position"),

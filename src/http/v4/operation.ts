@@ -6,6 +6,7 @@ import type { Biller } from "../../engine/biller.js";
 import type { BrokerRegistry } from "../../engine/brokers/registry.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
 import type { MarketData } from "../../engine/market-data.js";
+import type { SnapshotScheduler } from "../../engine/snapshots.js";
 import type { WebhookDeliverer } from "../../engine/webhooks/deliverer.js";
 import type { Principal } from "../../services/keys.js";
 import type { PaymentProvider } from "../../services/payments.js";
@@ -33,6 +34,8 @@ export interface OperationContext extends TradingContext {
   readonly biller: Biller;
   /** The approvals scheduler: the sandbox's clock moves run a pass before they answer. */
   readonly approvals: ApprovalScheduler;
+  /** The daily autotrade snapshots' scheduler: the sandbox's clock moves run a pass before they answer. */
+  readonly snapshots: SnapshotScheduler;
   /** The webhook deliverer: the sandbox's clock moves run a pass before they answer. */
   readonly webhooks: WebhookDeliverer;
   /** Whether the sandbox is on (webhook endpoints may then be http and local). */

@@ -220,8 +220,44 @@ export const InstrumentationExportRecord = Type.Object(
       }),
       { description: "Subscriptions live at any time in the window: sold or granted by the site, or of its customers" },
     ),
-    AutotradeAccountStability: Type.Array(Type.Unknown()),
-    Executions: Type.Array(Type.Unknown()),
+    AutotradeAccountStability: Type.Array(
+      Type.Object({
+        EventId: Type.Integer(),
+        EventType: Type.String({
+          description:
+            "Linked, Delinked, Restricted, AutotradeDisabled, AutotradeEnabled, AutoSyncDisabled, AutoSyncEnabled, ApprovalGranted or ApprovalDeleted",
+        }),
+        PersonId: Type.Integer(),
+        Account: Type.String(),
+        BrokerId: Type.Integer(),
+        Reason: Nullable(Type.String()),
+        EventDate: DateTime(),
+      }),
+      { description: "Stability events of the site's customers' brokerage accounts in the window, as they happened" },
+    ),
+    Executions: Type.Array(
+      Type.Object({
+        ExecutionId: Type.Integer(),
+        PersonId: Type.Integer(),
+        Account: Type.String(),
+        BrokerId: Type.Integer(),
+        StrategyId: Type.Integer(),
+        SignalId: Nullable(
+          Type.Integer({ description: "The strategy order copied; null for the service's own closes" }),
+        ),
+        OrderPurpose: Type.String({
+          description: "copy, close (following the strategy flat, or a stop), auto_stop or manual",
+        }),
+        Symbol: Type.String(),
+        SymbolType: Type.String(),
+        Side: Type.String({ description: "buy or sell" }),
+        Quantity: Type.Number(),
+        Price: Type.Number(),
+        BrokerExecutionId: Type.String(),
+        ExecutionDate: DateTime(),
+      }),
+      { description: "Fills in the site's customers' brokerage accounts in the window" },
+    ),
   },
   { title: "WlInstrumentationExport" },
 );

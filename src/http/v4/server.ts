@@ -10,6 +10,7 @@ import type { AutotradeDesk } from "../../engine/autotrade/desk.js";
 import type { Biller } from "../../engine/biller.js";
 import type { BrokerRegistry } from "../../engine/brokers/registry.js";
 import type { FillLoop } from "../../engine/fill-loop.js";
+import type { SnapshotScheduler } from "../../engine/snapshots.js";
 import type { WebhookDeliverer } from "../../engine/webhooks/deliverer.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { type Authentication, authenticate } from "../../services/keys.js";
@@ -52,6 +53,7 @@ export interface V4Dependencies {
   readonly checkoutPolls: PollGate;
   readonly biller: Biller;
   readonly approvals: ApprovalScheduler;
+  readonly snapshots: SnapshotScheduler;
   readonly webhooks: WebhookDeliverer;
   readonly brokers: BrokerRegistry;
   readonly desk: AutotradeDesk;
@@ -220,6 +222,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         checkoutPolls: deps.checkoutPolls,
         biller: deps.biller,
         approvals: deps.approvals,
+        snapshots: deps.snapshots,
         webhooks: deps.webhooks,
         sandbox: deps.sandbox,
         brokers: deps.brokers,

@@ -1,5 +1,6 @@
 import type { Operation } from "./operation.js";
 import { autotradeAccountReadOperations } from "./operations/autotrade-account-reads.js";
+import { autotradeAdminOperations } from "./operations/autotrade-admin.js";
 import { autotradeApprovalOperations } from "./operations/autotrade-approvals.js";
 import { autotradeOrderEntryOperations } from "./operations/autotrade-order-entry.js";
 import { autotradeSetupOperations } from "./operations/autotrade-setups.js";
@@ -7,6 +8,7 @@ import { brokerFaultOperations } from "./operations/broker-faults.js";
 import { checkoutOperations } from "./operations/checkout.js";
 import { discoveryOperations } from "./operations/discovery.js";
 import { generalOperations } from "./operations/general.js";
+import { geoApprovalOperations } from "./operations/geo-approvals.js";
 import { instrumentationOperations } from "./operations/instrumentation.js";
 import { kycOperations } from "./operations/kyc.js";
 import { orderOperations } from "./operations/orders.js";
@@ -50,6 +52,8 @@ export const OPERATIONS: readonly Operation[] = [
   ...autotradeOrderEntryOperations,
   ...autotradeSetupOperations,
   ...brokerFaultOperations,
+  ...autotradeAdminOperations,
+  ...geoApprovalOperations,
   ...watchlistOperations,
   ...rule575Operations,
   ...strategyMuxOperations,

@@ -22,8 +22,8 @@ import { Id } from "../schemas.js";
 /** Autotrade setups under /Autotrade (API.md 4.2, 4.3): brokers, settings, starting and stopping. */
 
 const INT32_MAX = 2_147_483_647;
-const BrokerId = (description?: string) => Type.Integer({ minimum: 1, maximum: INT32_MAX, description });
-const AccountNumber = (description?: string) => Type.String({ minLength: 1, maxLength: 64, description });
+export const BrokerId = (description?: string) => Type.Integer({ minimum: 1, maximum: INT32_MAX, description });
+export const AccountNumber = (description?: string) => Type.String({ minLength: 1, maxLength: 64, description });
 
 export const autotradeSetupOperations = [
   defineOperation({
@@ -304,7 +304,7 @@ function settingsOf(row: SetupView) {
     IsBrokerEnabled: row.broker_is_enabled === 1 && row.is_linked === 1,
     IsAutotradeDisabled: row.is_autotrade_enabled !== 1 || stopRequested,
     VirtualLimitOrdersEnabled: settings.virtualLimitOrders,
-    Approved: row.approved === 1,
+    Approved: row.approved === 1 && row.account_approved === 1,
     ClosingOrdersOnly: settings.closingOrdersOnly,
     ...Object.fromEntries(SYNC_MARKETS.map((market) => [`WillSyncToOpen${market}`, willSync[market] === true])),
     ...Object.fromEntries(SYNC_MARKETS.map((market) => [`LastSync${market}`, dateOrNull(lastSync[market] ?? null)])),

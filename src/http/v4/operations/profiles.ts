@@ -254,8 +254,17 @@ function personRecord(view: PersonView) {
     LastIP: p?.lastIp ?? null,
     IsEmailValidated: p?.isEmailValidated ?? null,
     IsAlive: view.isAlive,
-    // Approved brokerage accounts arrive with autotrade (a later issue); private like the rest.
-    ApprovedAccounts: p ? [] : null,
+    // The geo-sites' approvals of the person's brokerage accounts; private like the rest.
+    ApprovedAccounts: p
+      ? p.approvedAccounts.map((approval) => ({
+          PersonId: approval.personId,
+          AddedDate: new Date(approval.addedAt),
+          Account: approval.account,
+          BrokerId: approval.brokerId,
+          ConnectionType: approval.connectionType,
+          AddedByPersonId: approval.addedByPersonId,
+        }))
+      : null,
     IsManager: view.isManager,
     IsInvestor: view.isInvestor,
     GeoSite: p?.geoSiteName ?? null,

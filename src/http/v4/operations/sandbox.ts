@@ -42,6 +42,7 @@ export const sandboxOperations = [
       await ctx.biller.run();
       await ctx.approvals.run();
       await ctx.desk.run();
+      await ctx.snapshots.run();
       await ctx.webhooks.run();
       return [{ Now: now }];
     },
@@ -65,6 +66,7 @@ export const sandboxOperations = [
       await ctx.biller.run();
       await ctx.approvals.run();
       await ctx.desk.run();
+      await ctx.snapshots.run();
       await ctx.webhooks.run();
       return [{ Now: now }];
     },
