@@ -22,6 +22,7 @@ import { checkoutMigration } from "./migrations/0021_checkout.js";
 import { autotradeMigration } from "./migrations/0022_autotrade.js";
 import { simulatedBrokerMigration } from "./migrations/0023_simulated_broker.js";
 import { confirmationsMigration } from "./migrations/0024_confirmations.js";
+import { autotradeSyncMigration } from "./migrations/0029_autotrade_sync.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -51,6 +52,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0022_autotrade": autotradeMigration(storage.backend),
     "0023_simulated_broker": simulatedBrokerMigration(),
     "0024_confirmations": confirmationsMigration(),
+    "0029_autotrade_sync": autotradeSyncMigration(),
   };
 }
 

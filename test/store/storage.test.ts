@@ -39,6 +39,7 @@ for (const backend of BACKENDS) {
         "0022_autotrade",
         "0023_simulated_broker",
         "0024_confirmations",
+        "0029_autotrade_sync",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -116,6 +117,7 @@ for (const backend of BACKENDS) {
           "0022_autotrade",
           "0023_simulated_broker",
           "0024_confirmations",
+          "0029_autotrade_sync",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");
