@@ -110,9 +110,35 @@ export const SYNC_MARKETS = [
 ] as const;
 export type SyncMarket = (typeof SYNC_MARKETS)[number];
 
-/** WillSyncToOpen of a new setup: on for every market (a new follower joins open positions unless told not to). */
-export const syncToOpenOfStart = (doNotJoinOpenPositions: boolean): Record<SyncMarket, boolean> =>
-  Object.fromEntries(SYNC_MARKETS.map((market) => [market, !doNotJoinOpenPositions])) as Record<SyncMarket, boolean>;
+/**
+ * WillSyncToOpen of a new setup: on for every market. A new follower joins
+ * the strategy's open positions at each market's next open; with
+ * DoNotJoinOpenPositions AutoSync skips the positions the strategy held when
+ * the setup started, each until the strategy is flat in it (issue 14), and
+ * syncs everything else.
+ */
+export const syncToOpenOfStart = (): Record<SyncMarket, boolean> =>
+  Object.fromEntries(SYNC_MARKETS.map((market) => [market, true])) as Record<SyncMarket, boolean>;
+
+/** The WillSyncToOpen flags as stored (a market missing is off). */
+export function willSyncOf(text: string): Record<SyncMarket, boolean> {
+  const stored = JSON.parse(text) as Record<string, unknown>;
+  return Object.fromEntries(SYNC_MARKETS.map((market) => [market, stored[market] === true])) as Record<
+    SyncMarket,
+    boolean
+  >;
+}
+
+/** The LastSync times as stored, in milliseconds (null: never synced). */
+export function lastSyncOf(text: string): Record<SyncMarket, number | null> {
+  const stored = JSON.parse(text) as Record<string, unknown>;
+  return Object.fromEntries(
+    SYNC_MARKETS.map((market) => {
+      const value = stored[market];
+      return [market, typeof value === "number" ? value : null];
+    }),
+  ) as Record<SyncMarket, number | null>;
+}
 
 /** The ScalingPercentage a setup copies at: a positive decimal, at most 1000 (docs/decisions.md). */
 export const MAX_SCALING_PERCENTAGE = 1000;
