@@ -180,6 +180,16 @@ export class AutotradeDesk implements SetupListener {
     this.#schedule();
   }
 
+  /** The account as the desk holds it (AutoSync reads its holdings and working orders). */
+  accountOf(accountId: number): FollowerAccount | undefined {
+    return this.#accounts.get(accountId);
+  }
+
+  /** Every account the desk holds. */
+  heldAccounts(): Iterable<FollowerAccount> {
+    return this.#accounts.values();
+  }
+
   hasOrder(account: FollowerAccount, key: string): boolean {
     return account.orders.has(key);
   }
@@ -207,7 +217,7 @@ export class AutotradeDesk implements SetupListener {
     return total;
   }
 
-  /** Orders the copier made, waiting for their batch: held here at once, so later copies see them. */
+  /** Orders the copier (or AutoSync) made, waiting for their batch: held here at once, so later copies see them. */
   adopt(rows: readonly NewAccountOrder[]): void {
     for (const row of rows) {
       const account = this.#accounts.get(row.account_id);
@@ -217,7 +227,7 @@ export class AutotradeDesk implements SetupListener {
     }
   }
 
-  /** The copier's orders are durable: they go to the broker, or wait for the customer's confirmation. */
+  /** The copier's (or AutoSync's) orders are durable: they go to the broker, or wait for the customer's confirmation. */
   stored(rows: readonly NewAccountOrder[]): void {
     const awaiting = new Map<number, NewAccountOrder[]>();
     for (const row of rows) {
@@ -248,7 +258,7 @@ export class AutotradeDesk implements SetupListener {
     );
   }
 
-  /** The copier's batch did not commit (its events come again): its orders are forgotten. */
+  /** The copier's batch (or AutoSync's) did not commit: its orders are forgotten. */
   forget(rows: readonly NewAccountOrder[]): void {
     for (const row of rows) {
       const account = this.#accounts.get(row.account_id);
@@ -791,7 +801,9 @@ export class AutotradeDesk implements SetupListener {
         this.#disable(account, `The broker restricted the account: ${report.reason}`);
         return;
       case "externalExecution":
-        for (const setup of account.setups.values()) {
+        for (const setup of [...account.setups.values()]) {
+          // Off in memory at once: AutoSync reads it here, and must never fight the customer's own trade.
+          account.setups.set(setup.id, { ...setup, syncEnabled: false });
           this.#writes.setups.set(setup.id, {
             ...this.#writes.setups.get(setup.id),
             syncEnabled: false,
