@@ -5,6 +5,7 @@ import type { RateLimitConfig } from "./config.js";
 import { POLL_INTERVAL_MS } from "./core/checkout.js";
 import { ControllableClock } from "./core/clock.js";
 import { ApprovalScheduler } from "./engine/approvals.js";
+import { AutoSync } from "./engine/autotrade/auto-sync.js";
 import { Copier } from "./engine/autotrade/copier.js";
 import { copierMarket } from "./engine/autotrade/copier-market.js";
 import { AutotradeDesk } from "./engine/autotrade/desk.js";
@@ -74,6 +75,8 @@ export interface AppOptions {
   readonly approvalsIntervalMs?: number;
   /** How often the webhook deliverer runs a pass, real milliseconds (default 5 s; 0: only when driven). */
   readonly webhookIntervalMs?: number;
+  /** How often AutoSync looks for markets that opened, real milliseconds (default 15 s; 0: only when driven). */
+  readonly autoSyncIntervalMs?: number;
 }
 
 export interface App {
@@ -94,6 +97,8 @@ export interface App {
   readonly brokers: BrokerRegistry;
   /** The autotrade desk: brokerage accounts, their setups and account orders. */
   readonly desk: AutotradeDesk;
+  /** AutoSync: brings followers' accounts to the strategies' positions at each market's open. */
+  readonly autoSync: AutoSync;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -117,8 +122,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     // The customer is told, with the confirmation page's address, of copies held for them.
     onHeld: (accountId, rows) => noteHeldCopies({ storage, clock }, accountId, rows),
   });
-  // Services tell the desk when setups change (runtime.autotrade).
-  const runtime = { storage, clock, frame, market, autotrade: desk };
+  const autoSync = new AutoSync(storage, clock, frame, market, desk, logger.child({ component: "auto-sync" }), {
+    intervalMs: options.autoSyncIntervalMs ?? 15_000,
+  });
+  // Services tell the desk when setups change (runtime.autotrade), and ask AutoSync for syncs (runtime.autoSync).
+  const runtime = { storage, clock, frame, market, autotrade: desk, autoSync };
   let fillLoop: FillLoop;
   // The outbox's consumers: the strategies' records, and the autotrade copier.
   const consumers = [recordsConsumer, new Copier(desk, copierMarket(frame, market, clock))];
@@ -164,6 +172,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     intervalMs: options.webhookIntervalMs ?? 5000,
   });
   webhooks.start();
+  autoSync.start();
   const v4 = {
     probes,
     payments,
@@ -174,6 +183,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     fillLoop,
     brokers,
     desk,
+    sync: autoSync,
     runtime,
     sessions,
     limiter: new RateLimiter(options.rateLimit, options.systemNow),
@@ -217,8 +227,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks,
     brokers,
     desk,
+    autoSync,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
+      await autoSync.stop();
       await biller.stop();
       await approvals.stop();
       await webhooks.stop();

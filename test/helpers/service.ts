@@ -148,6 +148,7 @@ async function serviceOn(
     approvalsIntervalMs: 0,
     autotradePassMs: 0,
     webhookIntervalMs: 0,
+    autoSyncIntervalMs: 0,
     timeouts: options.timeouts,
   });
   return {
