@@ -23,7 +23,7 @@ export async function brokers(ctx: RequestContext, includeDisabled: boolean) {
 }
 
 /** Live setups with their account, broker, strategy and person (and the person's sites). */
-function setupRows(db: Tx) {
+export function setupRows(db: Tx) {
   return db
     .selectFrom("autotrade_setups as s")
     .innerJoin("broker_accounts as b", "b.account_id", "s.account_id")

@@ -528,6 +528,7 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ...whiteLabelCommerceCases(),
   ...webhookCases(),
   ...autotradeSetupCases(),
+  ...autotradeSyncCases(),
 };
 
 /**
@@ -713,6 +714,34 @@ function autotradeSetupCases(): Record<string, readonly Case[]> {
         name: "A's setup",
         request: (p) =>
           queryOfA(p, { Account: AUTOTRADE_ACCOUNT_OF_A, StrategyId: String(publicStrategyOfA), BrokerId: "1" }),
+        expect: ofA,
+      },
+    ],
+  };
+}
+
+/** AutoSync's operations act on a person's account: the person and their administrators. */
+function autotradeSyncCases(): Record<string, readonly Case[]> {
+  const ofA = only("admin", "wlAdminA", "geoAdmin", "personA");
+  return {
+    GetAutotradeSyncStatusReport: [
+      {
+        name: "person A's account",
+        request: (p) => ({ query: { PersonId: String(p.people.personA), Account: AUTOTRADE_ACCOUNT_OF_A } }),
+        expect: ofA,
+      },
+    ],
+    SyncPositionsToOpen: [
+      {
+        name: "person A's account",
+        request: (p) => ({
+          body: {
+            PersonId: p.people.personA,
+            Account: AUTOTRADE_ACCOUNT_OF_A,
+            BrokerId: 1,
+            StrategyIds: [publicStrategyOfA],
+          },
+        }),
         expect: ofA,
       },
     ],

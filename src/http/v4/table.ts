@@ -1,6 +1,7 @@
 import type { Operation } from "./operation.js";
 import { autotradeApprovalOperations } from "./operations/autotrade-approvals.js";
 import { autotradeSetupOperations } from "./operations/autotrade-setups.js";
+import { autotradeSyncOperations } from "./operations/autotrade-sync.js";
 import { brokerFaultOperations } from "./operations/broker-faults.js";
 import { checkoutOperations } from "./operations/checkout.js";
 import { discoveryOperations } from "./operations/discovery.js";
@@ -41,5 +42,6 @@ export const OPERATIONS: readonly Operation[] = [
   ...autotradeApprovalOperations,
   ...webhookOperations,
   ...autotradeSetupOperations,
+  ...autotradeSyncOperations,
   ...brokerFaultOperations,
 ];

@@ -25,8 +25,8 @@ import { Id } from "../schemas.js";
 /** Autotrade setups under /Autotrade (API.md 4.2, 4.3): brokers, settings, starting and stopping. */
 
 const INT32_MAX = 2_147_483_647;
-const BrokerId = (description?: string) => Type.Integer({ minimum: 1, maximum: INT32_MAX, description });
-const AccountNumber = (description?: string) => Type.String({ minLength: 1, maxLength: 64, description });
+export const BrokerId = (description?: string) => Type.Integer({ minimum: 1, maximum: INT32_MAX, description });
+export const AccountNumber = (description?: string) => Type.String({ minLength: 1, maxLength: 64, description });
 /** A per-position maximum: a non-negative whole number. */
 const _Maximum = (description: string) => Type.Optional(Type.Integer({ minimum: 0, maximum: INT32_MAX, description }));
 
@@ -269,7 +269,8 @@ function autotradedStrategyOf(row: SetupView) {
 /** The reason a setup shows while its stop is requested and not yet applied (API.md States). */
 export const STOP_REQUESTED = "Stop requested";
 
-function settingsOf(row: SetupView) {
+/** A setup's AutotradeSettings record (GetAutotradeSettings; nested in each sync report row). */
+export function settingsOf(row: SetupView) {
   const settings = settingsOfText(row.settings);
   const willSync = JSON.parse(row.sync_to_open) as Record<string, boolean | undefined>;
   const lastSync = JSON.parse(row.last_sync) as Record<string, number | null | undefined>;
