@@ -73,9 +73,9 @@ test("positions not to be joined, working market orders and unknown values leave
   assert.deepEqual(legsOf({ excluded: null, strategyQuantity: ZERO, held: d("5") }), ["sell close 5"]);
   const working = syncPlan(input({ working: d("10") }));
   assert.deepEqual([working.legs, working.blocked], [[], "orders_working"]);
-  // Working orders that make up the difference already: nothing to do, nothing blocked.
+  // Working orders that make up the difference already: nothing more is made while they work.
   const covered = syncPlan(input({ working: d("25") }));
-  assert.deepEqual([covered.legs, covered.blocked, covered.inSync], [[], null, false]);
+  assert.deepEqual([covered.legs, covered.blocked, covered.inSync], [[], "orders_working", false]);
   assert.equal(syncPlan(input({ accountValue: null })).blocked, "no_account_value");
   const dollars = { ...ALL_ON, stocks: { ...ALL_ON.stocks, maxDollars: 1000 } };
   assert.equal(syncPlan(input({ settings: dollars, price: null })).blocked, "no_price");

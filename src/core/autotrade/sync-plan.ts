@@ -145,7 +145,8 @@ export function syncPlan(input: SyncInput): SyncPlan {
   if (typeof target === "string") return { target: null, inSync: false, legs: [], blocked: target };
   const inSync = compare(input.held, target) === 0;
   const expected = add(input.held, input.working);
-  if (compare(expected, target) === 0) return { target, inSync, legs: [], blocked: null };
+  // Working orders make up the difference already: nothing more is made while they work.
+  if (compare(expected, target) === 0) return { target, inSync, legs: [], blocked: inSync ? null : "orders_working" };
   // The strategy's position is left to the copier: it was not to be joined.
   if (input.excluded !== null && !isZero(input.strategyQuantity))
     return { target, inSync, legs: [], blocked: input.excluded };
