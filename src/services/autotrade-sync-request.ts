@@ -62,25 +62,7 @@ export async function syncPositionsToOpen(ctx: RequestContext, request: SyncRequ
   const targets: { accountId: number; setupId: number; strategyId: number }[] = [];
   for (const strategyId of request.strategyIds) {
     const setup = byStrategy.get(strategyId);
-    const refusal = !setup
-      ? result(strategyId, "NotAutotraded", `Account ${request.account} does not autotrade strategy ${strategyId}`)
-      : setup.status === "stop_requested"
-        ? result(strategyId, "StopRequested", "A stop of the setup is requested")
-        : setup.is_autotrade_enabled !== 1
-          ? result(
-              strategyId,
-              "AutotradeDisabled",
-              `Autotrade is disabled: ${setup.autotrade_disabled_reason ?? "no reason given"}`,
-            )
-          : account.is_linked !== 1
-            ? result(strategyId, "AccountDelinked", `The broker delinked account ${request.account}`)
-            : setup.is_sync_enabled !== 1
-              ? result(
-                  strategyId,
-                  "AutoSyncDisabled",
-                  `AutoSync is disabled: ${setup.sync_disabled_reason ?? "no reason given"}`,
-                )
-              : null;
+    const refusal = refusalOf(strategyId, setup, account.is_linked === 1, request.account);
     if (refusal) refused.set(strategyId, refusal);
     else if (setup) targets.push({ accountId: account.account_id, setupId: setup.id, strategyId });
   }
@@ -91,6 +73,41 @@ export async function syncPositionsToOpen(ctx: RequestContext, request: SyncRequ
     if (known) return known;
     return resultOf(strategyId, outcomes.get(setupOf.get(strategyId) ?? -1));
   });
+}
+
+interface SetupState {
+  readonly status: string;
+  readonly is_autotrade_enabled: number;
+  readonly autotrade_disabled_reason: string | null;
+  readonly is_sync_enabled: number;
+  readonly sync_disabled_reason: string | null;
+}
+
+/** Why the strategy's setup cannot be synced, if it cannot (in this order: the first that holds is said). */
+function refusalOf(
+  strategyId: number,
+  setup: SetupState | undefined,
+  linked: boolean,
+  account: string,
+): SyncResult | null {
+  if (!setup)
+    return result(strategyId, "NotAutotraded", `Account ${account} does not autotrade strategy ${strategyId}`);
+  if (setup.status === "stop_requested") return result(strategyId, "StopRequested", "A stop of the setup is requested");
+  // A delink disables autotrade too: the delink is the reason to say.
+  if (!linked) return result(strategyId, "AccountDelinked", `The broker delinked account ${account}`);
+  if (setup.is_autotrade_enabled !== 1)
+    return result(
+      strategyId,
+      "AutotradeDisabled",
+      `Autotrade is disabled: ${setup.autotrade_disabled_reason ?? "no reason given"}`,
+    );
+  if (setup.is_sync_enabled !== 1)
+    return result(
+      strategyId,
+      "AutoSyncDisabled",
+      `AutoSync is disabled: ${setup.sync_disabled_reason ?? "no reason given"}`,
+    );
+  return null;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
