@@ -11,9 +11,7 @@ import type { Tx } from "../store/transaction.js";
  * What AutoSync and the sync report read of the strategies and setups: each
  * strategy's model account (cash, positions, whether the copier has copied
  * its latest events) and which of its positions may not be synced, and the
- * setups' sync settings. A few statements whatever the number of
- * strategies: by ids in chunks, or for every strategy an account follows in
- * one join.
+ * setups' sync settings. Two statements per 5,000 strategies.
  */
 
 export interface StrategyPositionFact {
@@ -36,30 +34,17 @@ export interface StrategyFacts {
   readonly copierBehind: boolean;
 }
 
-/** Strategies named by id, or every strategy an account has a live setup on. */
-export type StrategySelector = { readonly strategyIds: readonly number[] } | { readonly accountId: number };
+/**
+ * Ids per statement: an IN list, planned the same whatever the tables'
+ * statistics say (a subquery planned on stale ones can turn quadratic), well
+ * inside both backends' limits on parameters.
+ */
+const CHUNK = 5000;
 
-const CHUNK = 500;
-
-/** The live setups' strategies of an account, as a subquery. */
-const followedBy = (db: Tx, accountId: number) =>
-  db
-    .selectFrom("autotrade_setups")
-    .select("strategy_id")
-    .where("account_id", "=", accountId)
-    .where("status", "!=", "stopped");
-
-export async function readStrategyFacts(db: Tx, selector: StrategySelector): Promise<Map<number, StrategyFacts>> {
+export async function readStrategyFacts(db: Tx, strategyIds: readonly number[]): Promise<Map<number, StrategyFacts>> {
   const facts = new Map<number, StrategyFacts>();
-  const chunks =
-    "accountId" in selector
-      ? [null]
-      : Array.from({ length: Math.ceil(selector.strategyIds.length / CHUNK) }, (_, i) =>
-          selector.strategyIds.slice(i * CHUNK, (i + 1) * CHUNK),
-        );
-  for (const chunk of chunks) {
-    if (chunk !== null && chunk.length === 0) continue;
-    const strategyIn = chunk ?? followedBy(db, (selector as { accountId: number }).accountId);
+  for (let first = 0; first < strategyIds.length; first += CHUNK) {
+    const chunk = strategyIds.slice(first, first + CHUNK);
     const [rows, doNotSync] = await Promise.all([
       db
         .selectFrom("accounts as a")
@@ -80,7 +65,7 @@ export async function readStrategyFacts(db: Tx, selector: StrategySelector): Pro
           "p.trade_id",
         ])
         .where("a.kind", "=", "model")
-        .where("a.strategy_id", "in", strategyIn)
+        .where("a.strategy_id", "in", chunk)
         .execute(),
       // The few orders marked DoNotSyncToOpen (a partial index holds them: the literal lets it serve),
       // and the trades their opening fills went into.
@@ -91,7 +76,7 @@ export async function readStrategyFacts(db: Tx, selector: StrategySelector): Pro
         .distinct()
         .where("d.do_not_sync_to_open", "=", sql.lit(1))
         .where("d.open_close", "=", "open")
-        .where("d.strategy_id", "in", strategyIn)
+        .where("d.strategy_id", "in", chunk)
         .execute(),
     ]);
     const marked = new Set(doNotSync.map((row) => `${row.strategy_id}|${row.trade_id}`));

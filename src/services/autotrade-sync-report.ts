@@ -1,13 +1,13 @@
 import type { Selectable } from "kysely";
 import { copyDecision, type SkipReason } from "../core/autotrade/copy.js";
 import { lastSyncOf, settingsOfText, willSyncOf } from "../core/autotrade/settings.js";
-import { venueOf } from "../core/autotrade/sync-markets.js";
+import { type SyncVenue, venueOf } from "../core/autotrade/sync-markets.js";
 import { type SyncPlan, syncPlan } from "../core/autotrade/sync-plan.js";
 import { SYNC_BLOCK_TEXT } from "../core/autotrade/sync-reasons.js";
 import { add, type Decimal, div, fromInteger, neg, storedDecimal, sub, ZERO } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { MarketView } from "../core/market/view.js";
-import { currentOrNextSession, sessionAt } from "../core/sessions.js";
+import { currentOrNextSession, sessionAt, type TradingSession } from "../core/sessions.js";
 import type { Instrument } from "../core/symbols/instrument.js";
 import { OPEN_STATUSES } from "../engine/autotrade/followers.js";
 import { marketViewAt } from "../engine/market-view.js";
@@ -82,7 +82,13 @@ export async function syncStatusReport(
     .execute();
   if (owned.length === 0)
     throw refuse("NotFound", { field: "Account", message: `Person ${personId} has no account ${account}` });
-  let query = setupRows(db).where("s.person_id", "=", personId).where("b.account_number", "=", account);
+  let query = setupRows(db)
+    .where("s.person_id", "=", personId)
+    .where(
+      "s.account_id",
+      "in",
+      owned.map((row) => row.account_id),
+    );
   if (strategyId !== undefined) query = query.where("s.strategy_id", "=", strategyId);
   const setups = await query.orderBy("s.id").execute();
   if (setups.length === 0) return [];
@@ -91,7 +97,7 @@ export async function syncStatusReport(
   const rows: SyncReportRow[] = [];
   for (const accountId of [...new Set(setups.map((s) => s.account_id))]) {
     const ofAccount = setups.filter((s) => s.account_id === accountId);
-    const read = await readAccount(db, accountId, strategyId);
+    const read = await readAccount(db, accountId, ofAccount);
     for (const setup of ofAccount) rows.push(...setupRowsOf(setup, read, view, nowMs));
   }
   return rows;
@@ -99,11 +105,15 @@ export async function syncStatusReport(
 
 interface AccountRead {
   readonly facts: ReadonlyMap<number, StrategyFacts>;
-  /** What each strategy's setup holds, by `strategyId|symbol`. */
-  readonly holdings: ReadonlyMap<string, { readonly symbolType: string; readonly quantity: Decimal }>;
-  readonly signals: readonly SignalRow[];
-  /** The account's orders: the open ones, and every one copying a working signal. */
-  readonly orders: readonly AccountOrder[];
+  /** What each strategy's setup holds, by strategy and symbol. */
+  readonly holdings: ReadonlyMap<
+    number,
+    ReadonlyMap<string, { readonly symbolType: string; readonly quantity: Decimal }>
+  >;
+  /** The working signals, by strategy. */
+  readonly signals: ReadonlyMap<number, readonly SignalRow[]>;
+  /** The account's orders, by setup: the open ones, and every one copying a working signal. */
+  readonly orders: ReadonlyMap<number, readonly AccountOrder[]>;
   /** Copy skips of the working signals, by `setupId|signalId`. */
   readonly skips: ReadonlyMap<string, { readonly reason: string; readonly message: string }>;
 }
@@ -121,21 +131,15 @@ interface SignalRow {
   readonly signal_type: number;
 }
 
-/** Everything the report needs of one account, in six statements. */
-async function readAccount(db: Tx, accountId: number, strategyId: number | undefined): Promise<AccountRead> {
-  const followed = db
-    .selectFrom("autotrade_setups")
-    .select("strategy_id")
-    .where("account_id", "=", accountId)
-    .where("status", "!=", "stopped");
-  const strategies = strategyId === undefined ? followed : [strategyId];
-  const working = db
-    .selectFrom("orders")
-    .select("id")
-    .where("strategy_id", "in", strategies)
-    .where("status", "in", WORKING_SIGNALS);
-  const [facts, holdings, signals, open, copies, skips] = await Promise.all([
-    readStrategyFacts(db, strategyId === undefined ? { accountId } : { strategyIds: [strategyId] }),
+/**
+ * Everything the report needs of one account's setups, in six statements
+ * (two more when signals work): ids in lists, not subqueries, so the plans do
+ * not hang on the tables' statistics.
+ */
+async function readAccount(db: Tx, accountId: number, setups: readonly SetupView[]): Promise<AccountRead> {
+  const strategyIds = [...new Set(setups.map((setup) => setup.strategy_id))];
+  const [facts, holdings, signals, open] = await Promise.all([
+    readStrategyFacts(db, strategyIds),
     db.selectFrom("autotrade_positions").selectAll().where("account_id", "=", accountId).execute(),
     db
       .selectFrom("orders")
@@ -151,8 +155,8 @@ async function readAccount(db: Tx, accountId: number, strategyId: number | undef
         "stop_price",
         "signal_type",
       ])
-      .where("strategy_id", "in", strategies)
       .where("status", "in", WORKING_SIGNALS)
+      .where("strategy_id", "in", strategyIds)
       .orderBy("id")
       .execute(),
     db
@@ -161,34 +165,51 @@ async function readAccount(db: Tx, accountId: number, strategyId: number | undef
       .where("account_id", "=", accountId)
       .where("status", "in", OPEN_STATUSES)
       .execute(),
-    db
-      .selectFrom("account_orders")
-      .selectAll()
-      .where("account_id", "=", accountId)
-      .where("source_order_id", "in", working)
-      .execute(),
-    db
-      .selectFrom("copy_skips as c")
-      .innerJoin("autotrade_setups as s", "s.id", "c.setup_id")
-      .select(["c.setup_id", "c.source_order_id", "c.reason", "c.message"])
-      .where("s.account_id", "=", accountId)
-      .where("c.source_order_id", "in", working)
-      .execute(),
   ]);
+  const signalIds = signals.map((signal) => signal.id);
+  const [copies, skips] =
+    signalIds.length === 0
+      ? [[], []]
+      : await Promise.all([
+          db
+            .selectFrom("account_orders")
+            .selectAll()
+            .where("account_id", "=", accountId)
+            .where("source_order_id", "in", signalIds)
+            .execute(),
+          db
+            .selectFrom("copy_skips")
+            .select(["setup_id", "source_order_id", "reason", "message"])
+            .where("account_id", "=", accountId)
+            .where("source_order_id", "in", signalIds)
+            .execute(),
+        ]);
   const byKey = new Map<string, AccountOrder>();
   for (const order of [...open, ...copies]) byKey.set(order.idempotency_key, order);
+  const held = new Map<number, Map<string, { symbolType: string; quantity: Decimal }>>();
+  for (const h of holdings) {
+    const of = held.get(h.strategy_id) ?? new Map();
+    of.set(h.symbol, { symbolType: h.symbol_type, quantity: storedDecimal(h.quantity) });
+    held.set(h.strategy_id, of);
+  }
   return {
     facts,
-    holdings: new Map(
-      holdings.map((h) => [
-        `${h.strategy_id}|${h.symbol}`,
-        { symbolType: h.symbol_type, quantity: storedDecimal(h.quantity) },
-      ]),
-    ),
-    signals,
-    orders: [...byKey.values()],
+    holdings: held,
+    signals: groupBy(signals, (signal) => signal.strategy_id),
+    orders: groupBy([...byKey.values()], (order) => order.setup_id ?? 0),
     skips: new Map(skips.map((s) => [`${s.setup_id}|${s.source_order_id}`, { reason: s.reason, message: s.message }])),
   };
+}
+
+function groupBy<T>(items: readonly T[], keyOf: (item: T) => number): Map<number, T[]> {
+  const groups = new Map<number, T[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const group = groups.get(key);
+    if (group) group.push(item);
+    else groups.set(key, [item]);
+  }
+  return groups;
 }
 
 const isOpen = (order: AccountOrder) => (OPEN_STATUSES as readonly string[]).includes(order.status);
@@ -205,20 +226,18 @@ function setupRowsOf(setup: SetupView, read: AccountRead, view: MarketView, nowM
   };
   const accountValue = setup.net_liquidation === null ? null : storedDecimal(setup.net_liquidation);
   const modelValue = modelValueOf(facts, view);
-  const ordersOfSetup = read.orders.filter((o) => o.setup_id === setup.id);
+  const ordersOfSetup = read.orders.get(setup.id) ?? [];
+  const holdings = read.holdings.get(setup.strategy_id) ?? new Map();
   const base = { setup, accountValue, modelValue, settings };
   const rows: SyncReportRow[] = [];
 
   const symbols = new Map<string, string>();
   for (const p of facts.positions.values()) symbols.set(p.symbol, p.symbolType);
-  for (const [key, held] of read.holdings) {
-    const [strategy, symbol] = key.split("|") as [string, string];
-    if (Number(strategy) === setup.strategy_id) symbols.set(symbol, held.symbolType);
-  }
+  for (const [symbol, held] of holdings) symbols.set(symbol, held.symbolType);
   for (const [symbol, symbolType] of [...symbols].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     const instrument = instrumentOf(symbol, symbolType);
     const position = facts.positions.get(symbol);
-    const held = read.holdings.get(`${setup.strategy_id}|${symbol}`)?.quantity ?? ZERO;
+    const held = holdings.get(symbol)?.quantity ?? ZERO;
     const quote = view.quote(instrument);
     const plan = syncPlan({
       symbolType: instrument.symbolType,
@@ -245,8 +264,7 @@ function setupRowsOf(setup: SetupView, read: AccountRead, view: MarketView, nowM
     });
   }
 
-  for (const signal of read.signals) {
-    if (signal.strategy_id !== setup.strategy_id) continue;
+  for (const signal of read.signals.get(setup.strategy_id) ?? []) {
     rows.push(signalRowOf(base, read, facts, ordersOfSetup, signal));
   }
   return rows;
@@ -286,12 +304,23 @@ function positionReason(
   if (setup.is_sync_enabled !== 1) return `AutoSync is disabled: ${setup.sync_disabled_reason ?? "no reason given"}`;
   const venue = venueOf(instrument);
   if (!sync.willSync[venue.market]) return `WillSyncToOpen${venue.market} is off: SyncPositionsToOpen syncs it`;
-  const session = sessionAt(venue.schedule, nowMs);
+  const { session, nextOpenMs } = timing(venue, nowMs);
   const lastSync = lastSyncOf(setup.last_sync)[venue.market] ?? 0;
   if (session && lastSync < session.opensAtMs)
     return `The ${venue.market} market is open: AutoSync syncs it within moments`;
-  const next = currentOrNextSession(venue.schedule, session ? session.closesAtMs : nowMs);
-  return `AutoSync syncs it at the next ${venue.market} open (${iso(next.opensAtMs)})`;
+  return `AutoSync syncs it at the next ${venue.market} open (${iso(nextOpenMs)})`;
+}
+
+/** A venue's session now and its next open (after this session), worked out once per venue and instant. */
+const timings = new Map<string, { atMs: number; session: TradingSession | null; nextOpenMs: number }>();
+function timing(venue: SyncVenue, nowMs: number) {
+  const known = timings.get(venue.id);
+  if (known?.atMs === nowMs) return known;
+  const session = sessionAt(venue.schedule, nowMs);
+  const nextOpenMs = currentOrNextSession(venue.schedule, session ? session.closesAtMs : nowMs).opensAtMs;
+  const worked = { atMs: nowMs, session, nextOpenMs };
+  timings.set(venue.id, worked);
+  return worked;
 }
 
 function signalRowOf(
@@ -330,7 +359,7 @@ function signalRowOf(
     reason = skip.message;
   } else {
     // Not copied: it started working before the setup followed the strategy (or while it was off).
-    const held = read.holdings.get(`${setup.strategy_id}|${signal.symbol}`)?.quantity ?? ZERO;
+    const held = read.holdings.get(setup.strategy_id)?.get(signal.symbol)?.quantity ?? ZERO;
     const decision = copyDecision({
       symbolType: instrument.symbolType,
       side: signal.side,

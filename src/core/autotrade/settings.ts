@@ -91,10 +91,19 @@ export function settingsOfStart(fields: StartAutotradeFields): SetupSettings {
 
 export const settingsText = (settings: SetupSettings): string => JSON.stringify(settings);
 
-/** Settings as stored, with any field a later version added at its default. */
+/** Settings read, by their text: setups share a few texts, and a report reads thousands of setups. */
+const readSettings = new Map<string, SetupSettings>();
+const READ_SETTINGS_KEPT = 1000;
+
+/** Settings as stored, with any field a later version added at its default (shared: never to be changed). */
 export function settingsOfText(text: string): SetupSettings {
+  const known = readSettings.get(text);
+  if (known) return known;
   const stored = JSON.parse(text) as Partial<SetupSettings>;
-  return { ...settingsOfStart({}), ...stored };
+  const settings = { ...settingsOfStart({}), ...stored };
+  if (readSettings.size >= READ_SETTINGS_KEPT) readSettings.clear();
+  readSettings.set(text, settings);
+  return settings;
 }
 
 /** The eight markets of WillSyncToOpen and LastSync (API.md Records: the field-name suffixes). */

@@ -137,7 +137,7 @@ export class AutoSync implements SyncRequests {
       return true;
     });
     if (wanted.length === 0) return;
-    const facts = await readStrategyFacts(db, { strategyIds: [...new Set(wanted.map((c) => c.setup.strategyId))] });
+    const facts = await readStrategyFacts(db, [...new Set(wanted.map((c) => c.setup.strategyId))]);
     await this.#sync(wanted, setups, facts, nowMs);
   }
 
@@ -251,7 +251,7 @@ export class AutoSync implements SyncRequests {
       db,
       found.map((f) => f.setup.id),
     );
-    const facts = await readStrategyFacts(db, { strategyIds: [...new Set(found.map((f) => f.setup.strategyId))] });
+    const facts = await readStrategyFacts(db, [...new Set(found.map((f) => f.setup.strategyId))]);
     const view = marketViewAt(this.market, nowMs);
     const work: { account: FollowerAccount; setup: FollowedSetup; sync: SetupSync; later: VenueOpen[] }[] = [];
     for (const { account, setup } of found) {

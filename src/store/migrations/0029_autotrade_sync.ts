@@ -10,7 +10,8 @@ import { type Kysely, type Migration, sql } from "kysely";
  *
  * Orders marked DoNotSyncToOpen are few: a partial index finds a strategy's
  * (the sync and its report read them) without weighing on every order
- * written. Setups started with DoNotJoinOpenPositions had every
+ * written. The report reads an account's setups and its copies (and skips)
+ * of working signals, and finds a person's account by its number. Setups started with DoNotJoinOpenPositions had every
  * WillSyncToOpen flag off; AutoSync now skips only the positions open at
  * their start, so their flags are turned on.
  */
@@ -48,6 +49,30 @@ export function autotradeSyncMigration(): Migration {
         .on("orders")
         .column("strategy_id")
         .where(sql.ref("do_not_sync_to_open"), "=", sql.lit(1))
+        .execute();
+      // The sync and its report read an account's setups (an account may follow thousands of strategies).
+      await db.schema
+        .createIndex("autotrade_setups_account_idx")
+        .on("autotrade_setups")
+        .columns(["account_id", "status"])
+        .execute();
+      // The report reads an account's copies (and copies skipped) of the strategies' working signals:
+      // by signal alone it would read every follower's.
+      await db.schema
+        .createIndex("account_orders_account_source_idx")
+        .on("account_orders")
+        .columns(["account_id", "source_order_id"])
+        .execute();
+      await db.schema
+        .createIndex("copy_skips_account_source_idx")
+        .on("copy_skips")
+        .columns(["account_id", "source_order_id"])
+        .execute();
+      // The sync report names a person's account by its number: a person may hold thousands.
+      await db.schema
+        .createIndex("broker_accounts_person_number_idx")
+        .on("broker_accounts")
+        .columns(["person_id", "account_number"])
         .execute();
       await sql`update autotrade_setups set sync_to_open = ${ALL_ON}
         where do_not_join_open_positions = 1 and sync_to_open = ${ALL_OFF}`.execute(db);
