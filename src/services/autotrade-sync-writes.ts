@@ -21,6 +21,17 @@ export interface VenueOpen {
 
 const CHUNK = 500;
 
+/** A venue's claim row: the open synced (and when), or an open asked for. */
+const claimRow = (
+  open: VenueOpen,
+  fields: { opens_at: number; synced_at: number | null; requested_for: number | null },
+) => ({
+  setup_id: open.setupId,
+  venue: open.venue,
+  market: open.market,
+  ...fields,
+});
+
 const chunksOf = <T>(items: readonly T[]): T[][] =>
   Array.from({ length: Math.ceil(items.length / CHUNK) }, (_, i) => items.slice(i * CHUNK, (i + 1) * CHUNK));
 
@@ -36,16 +47,7 @@ export async function claimOpens(tx: Tx, opens: readonly VenueOpen[], nowMs: num
   for (const chunk of chunksOf(opens)) {
     const rows = await tx
       .insertInto("autotrade_syncs")
-      .values(
-        chunk.map((open) => ({
-          setup_id: open.setupId,
-          venue: open.venue,
-          market: open.market,
-          opens_at: open.opensAt,
-          synced_at: nowMs,
-          requested_for: null,
-        })),
-      )
+      .values(chunk.map((open) => claimRow(open, { opens_at: open.opensAt, synced_at: nowMs, requested_for: null })))
       .onConflict((oc) =>
         oc
           .columns(["setup_id", "venue"])
@@ -68,16 +70,7 @@ export async function requestOpens(tx: Tx, opens: readonly VenueOpen[]): Promise
   for (const chunk of chunksOf(opens)) {
     await tx
       .insertInto("autotrade_syncs")
-      .values(
-        chunk.map((open) => ({
-          setup_id: open.setupId,
-          venue: open.venue,
-          market: open.market,
-          opens_at: 0,
-          synced_at: null,
-          requested_for: open.opensAt,
-        })),
-      )
+      .values(chunk.map((open) => claimRow(open, { opens_at: 0, synced_at: null, requested_for: open.opensAt })))
       .onConflict((oc) =>
         oc.columns(["setup_id", "venue"]).doUpdateSet({ requested_for: (eb) => eb.ref("excluded.requested_for") }),
       )

@@ -3,7 +3,7 @@ import { decimal } from "../../src/core/decimal.js";
 import { openSimulatedBrokerAccount } from "../../src/services/simulated-accounts.js";
 import { follow, settleAutotrade, startAutotrade } from "./autotrade.js";
 import { ADMIN_KEY, type TestService } from "./service.js";
-import { placed } from "./trading.js";
+import { placed, stockOrder } from "./trading.js";
 
 /** AutoSync scenarios: followers' accounts, what they hold and the sync orders made in them. */
 
@@ -26,20 +26,33 @@ export async function syncFollower(
     cash: decimal(cash),
     paper: false,
   });
+  await followInto(service, personId, account, strategyId, {
+    EnableFutures: true,
+    EnableForex: true,
+    EnableOptions: true,
+    ...extra,
+  });
+  return account;
+}
+
+/** The person's account follows the strategy (too): a live subscription and a started setup, stocks on. */
+export async function followInto(
+  service: TestService,
+  personId: number,
+  account: string,
+  strategyId: number,
+  extra: Record<string, unknown> = {},
+): Promise<void> {
   await follow(service, personId, strategyId);
   const started = await startAutotrade(service, ADMIN_KEY, {
     Account: account,
     PersonId: personId,
     StrategyId: strategyId,
     EnableStocks: true,
-    EnableFutures: true,
-    EnableForex: true,
-    EnableOptions: true,
     ...extra,
   });
   assert.equal(started.status, 200, started.text);
   await settleAutotrade(service);
-  return account;
 }
 
 /** What the account's setups hold in the symbol (as the desk wrote it), as decimal text. */
@@ -95,15 +108,7 @@ export async function strategyTrade(
   quantity: number,
   extra: Record<string, unknown> = {},
 ): Promise<number> {
-  const order = await placed(service, key, {
-    StrategyId: strategyId,
-    OrderType: "1",
-    Side: side === "buy" ? "1" : "2",
-    TIF: "1",
-    OrderQuantity: quantity,
-    ServiceSymbol: { FullSymbol: symbol },
-    ...extra,
-  });
+  const order = await placed(service, key, stockOrder(strategyId, symbol, side, quantity, extra));
   await settleAutotrade(service);
   return order.SignalId;
 }

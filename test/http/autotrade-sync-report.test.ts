@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import fc from "fast-check";
-import { follow, settleAutotrade, startAutotrade } from "../helpers/autotrade.js";
+import { settleAutotrade } from "../helpers/autotrade.js";
 import { assertRefused } from "../helpers/refusals.js";
 import {
   ADMIN_KEY,
@@ -14,7 +14,7 @@ import {
   type TestService,
   type TestStorage,
 } from "../helpers/service.js";
-import { clockTo, strategyTrade, syncFollower } from "../helpers/sync.js";
+import { clockTo, followInto, strategyTrade, syncFollower } from "../helpers/sync.js";
 import { newStrategy, placed, setQuote } from "../helpers/trading.js";
 
 /**
@@ -277,16 +277,8 @@ for (const backend of BACKENDS) {
       for (let i = 0; i < 12; i++) {
         const strategyId = await strategy();
         await strategyTrade(service, p.keys.personA, strategyId, SYMBOLS[i % 3] as string, "buy", 10);
-        await follow(service, p.people.personB, strategyId);
-        const started = await startAutotrade(service, ADMIN_KEY, {
-          Account: account,
-          PersonId: p.people.personB,
-          StrategyId: strategyId,
-          EnableStocks: true,
-        });
-        assert.equal(started.status, 200, started.text);
+        await followInto(service, p.people.personB, account, strategyId);
       }
-      await settleAutotrade(service);
       assert.equal((await rowsOf(account)).length, 13);
       assert.equal(await count(), few);
       assert.ok(few <= 12, `${few} statements`);

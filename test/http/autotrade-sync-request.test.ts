@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { follow, settleAutotrade, startAutotrade, stopAutotrade } from "../helpers/autotrade.js";
+import { settleAutotrade, stopAutotrade } from "../helpers/autotrade.js";
 import { assertRefused } from "../helpers/refusals.js";
 import {
   ADMIN_KEY,
@@ -12,7 +12,7 @@ import {
   type TestService,
   type TestStorage,
 } from "../helpers/service.js";
-import { clockTo, heldIn, lastSyncOf, strategyTrade, syncFollower, syncOrdersOf } from "../helpers/sync.js";
+import { clockTo, followInto, heldIn, lastSyncOf, strategyTrade, syncFollower, syncOrdersOf } from "../helpers/sync.js";
 import { newStrategy, setQuote } from "../helpers/trading.js";
 
 /**
@@ -63,18 +63,6 @@ for (const backend of BACKENDS) {
       return id;
     };
     const follower = (strategyId: number) => syncFollower(service, p.people.personB, strategyId, {}, "50000");
-    /** The account follows another strategy too. */
-    const alsoFollow = async (account: string, strategyId: number) => {
-      await follow(service, p.people.personB, strategyId);
-      const started = await startAutotrade(service, ADMIN_KEY, {
-        Account: account,
-        PersonId: p.people.personB,
-        StrategyId: strategyId,
-        EnableStocks: true,
-      });
-      assert.equal(started.status, 200, started.text);
-      await settleAutotrade(service);
-    };
     const stopOf = (account: string, strategyId: number) => ({
       Account: account,
       PersonId: p.people.personB,
@@ -175,7 +163,8 @@ for (const backend of BACKENDS) {
         await strategy(false),
         await strategy(),
       ];
-      for (const strategyId of [disabled, noSync, flat]) await alsoFollow(account, strategyId);
+      for (const strategyId of [disabled, noSync, flat])
+        await followInto(service, p.people.personB, account, strategyId);
       assert.equal((await stopAutotrade(service, ADMIN_KEY, stopOf(account, stopped))).status, 200);
       // One setup's autotrade and another's AutoSync off (SetAutotradeSettings sets every setup of an account).
       const db = service.storage.db;

@@ -105,6 +105,24 @@ for (const backend of BACKENDS) {
     };
     const follower = (strategyId: number, extra: Record<string, unknown> = {}) =>
       syncFollower(service, p.people.personB, strategyId, extra, "50000");
+    /** During the next day's session: a new strategy, and a follower that joined it before it traded. */
+    const followedFromTheStart = async () => {
+      await during(nextDay());
+      const strategyId = await strategy();
+      return { strategyId, account: await follower(strategyId) };
+    };
+    /** A new strategy holding these positions, bought during the next day's session; a follower joins after its close. */
+    const joinedAfterTheClose = async (
+      positions: readonly (readonly [string, number, Record<string, unknown>?])[],
+      extra: Record<string, unknown> = {},
+    ) => {
+      const d = nextDay();
+      await during(d);
+      const strategyId = await strategy();
+      for (const [symbol, quantity, order] of positions) await trade(strategyId, symbol, "buy", quantity, order ?? {});
+      await afterClose(d);
+      return { strategyId, account: await follower(strategyId, extra) };
+    };
     const quantities = async (account: string) =>
       (await syncOrdersOf(service, account)).map((o) => `${o.side} ${o.open_close} ${o.quantity} ${o.status}`);
 
@@ -122,21 +140,17 @@ for (const backend of BACKENDS) {
     });
 
     test("a copy the broker rejected is made up at the next open, once: later passes make nothing more", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      const account = await follower(strategyId);
+      const { strategyId, account } = await followedFromTheStart();
       await fault(account, { Fault: "reject", Reason: "Account restricted for the day" });
       await trade(strategyId, "AAPL", "buy", 100);
       assert.equal(await heldIn(service, account, "AAPL"), "0");
       assert.equal((await positionRow(account, "AAPL")).ScaledQuantity, 50);
-      const d2 = nextDay();
-      await open(d2);
+      await open(nextDay());
       assert.equal(await heldIn(service, account, "AAPL"), "50");
       assert.deepEqual(await quantities(account), ["buy open 50 Filled"]);
       // More passes in the same session, and the next day's open with the account in sync, make no order.
       await clockTo(service, 600);
-      await clockTo(service, `${d2}T19:00:00Z`);
+      await clockTo(service, `${DAYS[day - 1]}T19:00:00Z`);
       await open(nextDay());
       assert.deepEqual(await quantities(account), ["buy open 50 Filled"]);
       assert.equal((await positionRow(account, "AAPL")).InSync, true);
@@ -145,10 +159,7 @@ for (const backend of BACKENDS) {
     });
 
     test("a close missed while autotrade was off is made at the next open once autotrade is on again", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      const account = await follower(strategyId);
+      const { strategyId, account } = await followedFromTheStart();
       await trade(strategyId, "AAPL", "buy", 100);
       assert.equal(await heldIn(service, account, "AAPL"), "50");
       await settings(account, { IsAutotradeEnabled: false });
@@ -165,10 +176,7 @@ for (const backend of BACKENDS) {
     });
 
     test("a reversal the account missed is a close then an open", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      const account = await follower(strategyId);
+      const { strategyId, account } = await followedFromTheStart();
       await trade(strategyId, "AAPL", "buy", 100);
       await settings(account, { IsAutotradeEnabled: false });
       await trade(strategyId, "AAPL", "sell", 100);
@@ -180,13 +188,10 @@ for (const backend of BACKENDS) {
     });
 
     test("a position opened with DoNotSyncToOpen is not joined at the open, the strategy's others are", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      await trade(strategyId, "AAPL", "buy", 100, { DoNotSyncToOpen: true });
-      await trade(strategyId, "MSFT", "buy", 10);
-      await afterClose(d1);
-      const account = await follower(strategyId);
+      const { strategyId, account } = await joinedAfterTheClose([
+        ["AAPL", 100, { DoNotSyncToOpen: true }],
+        ["MSFT", 10],
+      ]);
       await open(nextDay());
       assert.equal(await heldIn(service, account, "MSFT"), "5");
       assert.equal(await heldIn(service, account, "AAPL"), "0");
@@ -204,13 +209,13 @@ for (const backend of BACKENDS) {
     });
 
     test("DoNotJoinOpenPositions: the positions open at the start are skipped until the strategy is flat in them", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      await trade(strategyId, "AAPL", "buy", 100);
-      await trade(strategyId, "MSFT", "buy", 10);
-      await afterClose(d1);
-      const account = await follower(strategyId, { DoNotJoinOpenPositions: true });
+      const { strategyId, account } = await joinedAfterTheClose(
+        [
+          ["AAPL", 100],
+          ["MSFT", 10],
+        ],
+        { DoNotJoinOpenPositions: true },
+      );
       await open(nextDay());
       assert.equal(await heldIn(service, account, "AAPL"), "0");
       assert.equal(await heldIn(service, account, "MSFT"), "0");
@@ -226,10 +231,7 @@ for (const backend of BACKENDS) {
     });
 
     test("an external execution turns AutoSync off: no sync fights it until AutoSync is on again", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      const account = await follower(strategyId);
+      const { strategyId, account } = await followedFromTheStart();
       await trade(strategyId, "AAPL", "buy", 100);
       await fault(account, { Fault: "externalExecution", Symbol: "AAPL", Side: "sell", Quantity: 50 });
       await settings(account, { IsAutotradeEnabled: false });
@@ -247,12 +249,7 @@ for (const backend of BACKENDS) {
     });
 
     test("a market whose WillSyncToOpen is off is not synced at its open (the flags as stored)", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      await trade(strategyId, "AAPL", "buy", 100);
-      await afterClose(d1);
-      const account = await follower(strategyId);
+      const { account } = await joinedAfterTheClose([["AAPL", 100]]);
       const row = await service.storage.db
         .selectFrom("autotrade_setups as s")
         .innerJoin("broker_accounts as b", "b.account_id", "s.account_id")
@@ -284,12 +281,7 @@ for (const backend of BACKENDS) {
     });
 
     test("a sync order held for the customer's confirmation is not doubled at the next open", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      await trade(strategyId, "AAPL", "buy", 100);
-      await afterClose(d1);
-      const account = await follower(strategyId);
+      const { account } = await joinedAfterTheClose([["AAPL", 100]]);
       await settings(account, { IsConfirmationNeeded: true });
       await open(nextDay());
       await open(nextDay());
@@ -311,12 +303,7 @@ for (const backend of BACKENDS) {
     });
 
     test("while the copier has not copied the strategy's latest events the sync waits for it", async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      await trade(strategyId, "AAPL", "buy", 100);
-      await afterClose(d1);
-      const account = await follower(strategyId);
+      const { strategyId, account } = await joinedAfterTheClose([["AAPL", 100]]);
       const db = service.storage.db;
       // As if the strategy had just committed an event the copier has not taken yet.
       await db
@@ -341,12 +328,7 @@ for (const backend of BACKENDS) {
 
     // Two processes in one test process: SQLite's synchronous driver would have each connection wait on the other.
     test("two processes passing at the same open sync each setup once", { skip: backend === "sqlite" }, async () => {
-      const d1 = nextDay();
-      await during(d1);
-      const strategyId = await strategy();
-      await trade(strategyId, "AAPL", "buy", 100);
-      await afterClose(d1);
-      const account = await follower(strategyId);
+      const { account } = await joinedAfterTheClose([["AAPL", 100]]);
       const sibling = await service.sibling();
       try {
         const d2 = nextDay();
