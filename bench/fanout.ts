@@ -132,7 +132,7 @@ async function populate(storage: Storage, clock: ControllableClock, count: numbe
     { email: `fanout-${tag}@example.com`, firstName: "Fan", lastName: "Out", role: "person" },
   );
   const settings = settingsText(settingsOfStart({ EnableStocks: true }));
-  const syncToOpen = JSON.stringify(syncToOpenOfStart(false));
+  const syncToOpen = JSON.stringify(syncToOpenOfStart());
   const strategyId = await transaction(storage, async (tx) => {
     const id = await insertStrategy(tx, {
       name: `Fan-out ${tag}`,

@@ -6,6 +6,7 @@ import { POLL_INTERVAL_MS } from "./core/checkout.js";
 import { ControllableClock } from "./core/clock.js";
 import { ApprovalScheduler } from "./engine/approvals.js";
 import { AccountMarker } from "./engine/autotrade/account-marker.js";
+import { AutoSync } from "./engine/autotrade/auto-sync.js";
 import { Copier } from "./engine/autotrade/copier.js";
 import { copierMarket } from "./engine/autotrade/copier-market.js";
 import { AutotradeDesk } from "./engine/autotrade/desk.js";
@@ -84,6 +85,8 @@ export interface AppOptions {
    * when this process commits a parent's events, and at start).
    */
   readonly muxPassMs?: number;
+  /** How often AutoSync looks for markets that opened, real milliseconds (default 15 s; 0: only when driven). */
+  readonly autoSyncIntervalMs?: number;
 }
 
 export interface App {
@@ -108,6 +111,8 @@ export interface App {
   readonly desk: AutotradeDesk;
   /** The StrategyMux mirror: parents' orders into their variants. */
   readonly mux: StrategyMux;
+  /** AutoSync: brings followers' accounts to the strategies' positions at each market's open. */
+  readonly autoSync: AutoSync;
   /** Stops the servers (finishing in-flight requests) and the trading frame; the caller closes storage. */
   close(): Promise<void>;
 }
@@ -131,8 +136,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     // The customer is told, with the confirmation page's address, of copies held for them.
     onHeld: (accountId, rows) => noteHeldCopies({ storage, clock }, accountId, rows),
   });
-  // Services tell the desk when setups change (runtime.autotrade).
-  const runtime = { storage, clock, frame, market, autotrade: desk };
+  const autoSync = new AutoSync(storage, clock, frame, market, desk, logger.child({ component: "auto-sync" }), {
+    intervalMs: options.autoSyncIntervalMs ?? 15_000,
+  });
+  // Services tell the desk when setups change (runtime.autotrade), and ask AutoSync for syncs (runtime.autoSync).
+  const runtime = { storage, clock, frame, market, autotrade: desk, autoSync };
   let fillLoop: FillLoop;
   // The outbox's consumers: the strategies' records, and the autotrade copier.
   const consumers = [recordsConsumer, new Copier(desk, copierMarket(frame, market, clock))];
@@ -191,6 +199,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     intervalMs: options.webhookIntervalMs ?? 5000,
   });
   webhooks.start();
+  autoSync.start();
   const v4 = {
     probes,
     payments,
@@ -202,6 +211,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     fillLoop,
     brokers,
     desk,
+    sync: autoSync,
     runtime,
     sessions,
     limiter: new RateLimiter(options.rateLimit, options.systemNow),
@@ -247,8 +257,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     brokers,
     desk,
     mux,
+    autoSync,
     async close() {
       await Promise.all(Object.values(servers).map((server) => server.close()));
+      await autoSync.stop();
       await biller.stop();
       await approvals.stop();
       await snapshots.stop();

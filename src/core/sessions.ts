@@ -1,4 +1,5 @@
 import { addDays, easter, instantOf, type LocalDate, localDate, nthWeekday, sameDate, weekday } from "./calendar.js";
+import { isJpxHoliday } from "./japan-holidays.js";
 import type { Instrument } from "./symbols/instrument.js";
 
 /**
@@ -16,6 +17,11 @@ import type { Instrument } from "./symbols/instrument.js";
  *   Year's Day, Good Friday and Christmas; holiday early halts are not modelled.
  * - ICE US softs: 04:15 to 13:30 New York on NYSE trading days.
  * - Eurex: 01:10 to 22:00 Frankfurt, Monday to Friday, Eurex holidays closed.
+ * - Xetra (European stocks; Eurex's equity options keep its hours): 09:00 to
+ *   17:30 Frankfurt on the same trading days as Eurex.
+ * - Osaka Exchange (JPX derivatives): the day session, 08:45 to 15:45 Tokyo
+ *   (no daylight saving), Japan's holidays and the year-end closure closed;
+ *   the night session is not modelled.
  * - Forex: 24 hours from Sunday 17:00 New York to Friday 17:00, no holidays.
  */
 interface Window {
@@ -145,6 +151,20 @@ export const EUREX: Schedule = {
   name: "Eurex",
   zone: "Europe/Berlin",
   window: (day) => (isWeekday(day) && !isEurexHoliday(day) ? { startDay: 0, start: HM(1, 10), end: HM(22) } : null),
+};
+
+/** European stocks (Xetra, Frankfurt) and Eurex's equity options, which keep Xetra's hours. */
+export const XETRA: Schedule = {
+  name: "Xetra",
+  zone: "Europe/Berlin",
+  window: (day) => (isWeekday(day) && !isEurexHoliday(day) ? { startDay: 0, start: HM(9), end: HM(17, 30) } : null),
+};
+
+/** The Osaka Exchange's day session (JPX derivatives: Nikkei 225, TOPIX, JGB futures). */
+export const OSAKA: Schedule = {
+  name: "Osaka Exchange",
+  zone: "Asia/Tokyo",
+  window: (day) => (isWeekday(day) && !isJpxHoliday(day) ? { startDay: 0, start: HM(8, 45), end: HM(15, 45) } : null),
 };
 
 export const FOREX: Schedule = {

@@ -174,7 +174,7 @@ export async function startSetup(
         is_confirmation_needed: 0,
         approved: 1,
         settings: settingsText(started),
-        sync_to_open: JSON.stringify(syncToOpenOfStart(input.doNotJoinOpenPositions === true)),
+        sync_to_open: JSON.stringify(syncToOpenOfStart()),
         last_sync: JSON.stringify(Object.fromEntries(SYNC_MARKETS.map((m) => [m, null]))),
         do_not_join_open_positions: input.doNotJoinOpenPositions === true ? 1 : 0,
         stop_requested_at: null,

@@ -1,4 +1,5 @@
 import type { Caller } from "../core/access.js";
+import type { RequestOutcome } from "../core/autotrade/sync-outcome.js";
 import type { ControllableClock } from "../core/clock.js";
 import type { Storage } from "../store/storage.js";
 import type { Tx } from "../store/transaction.js";
@@ -12,6 +13,15 @@ export interface Runtime {
   readonly tx?: Tx;
   /** The autotrade copier, told when setups change so it reads them again (absent where nothing copies). */
   readonly autotrade?: SetupListener;
+  /** AutoSync, asked by SyncPositionsToOpen to sync setups now (absent where nothing syncs). */
+  readonly autoSync?: SyncRequests;
+}
+
+/** What SyncPositionsToOpen asks of AutoSync (src/engine/autotrade/auto-sync.ts), by setup id. */
+export interface SyncRequests {
+  request(
+    targets: readonly { readonly accountId: number; readonly setupId: number }[],
+  ): Promise<Map<number, RequestOutcome>>;
 }
 
 /** What the copier is told when setups change (src/engine/autotrade). */

@@ -28,6 +28,7 @@ import { rule575Migration } from "./migrations/0027_rule575.js";
 import { strategyMuxMigration } from "./migrations/0027_strategy_mux.js";
 import { watchlistsMigration } from "./migrations/0027_watchlists.js";
 import { accountOrdersMigration } from "./migrations/0028_account_orders.js";
+import { autotradeSyncMigration } from "./migrations/0029_autotrade_sync.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -63,6 +64,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0027_strategy_mux": strategyMuxMigration(storage.backend),
     "0027_watchlists": watchlistsMigration(storage.backend),
     "0028_account_orders": accountOrdersMigration(),
+    "0029_autotrade_sync": autotradeSyncMigration(),
   };
 }
 

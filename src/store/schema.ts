@@ -66,6 +66,7 @@ export interface Database {
   watchlist_members: WatchlistMembersTable;
   strategy_mux: StrategyMuxTable;
   mux_orders: MuxOrdersTable;
+  autotrade_syncs: AutotradeSyncsTable;
 }
 
 export interface ServiceSettingsTable {
@@ -736,8 +737,23 @@ export interface AutotradeSetupsTable {
   stopped_at: number | null;
 }
 
-/** What an account order is for. */
-export type AccountOrderPurpose = "copy" | "close" | "auto_stop" | "manual";
+/** AutoSync's latest open synced per setup and venue (0029): claimed by moving `opens_at` forward only. */
+export interface AutotradeSyncsTable {
+  setup_id: number;
+  /** A market at one schedule (src/core/autotrade/sync-markets.ts). */
+  venue: string;
+  /** The WillSyncToOpen market suffix the venue belongs to. */
+  market: string;
+  /** The open of the session last synced (0: none yet). */
+  opens_at: number;
+  /** When that sync ran; null while only requested. */
+  synced_at: number | null;
+  /** An open SyncPositionsToOpen asked to be synced at (the market was closed), until it is. */
+  requested_for: number | null;
+}
+
+/** What an account order is for (sync: AutoSync or SyncPositionsToOpen bringing the account to the strategy). */
+export type AccountOrderPurpose = "copy" | "close" | "auto_stop" | "manual" | "sync";
 
 /** An order in a brokerage account: a strategy order's scaled copy (or a close, an automatic stop, a manual exit). */
 export interface AccountOrdersTable {

@@ -252,6 +252,12 @@ for (const backend of BACKENDS) {
               EnableStocks: true,
             });
             assert.equal(started.status, 200, started.text);
+            // The copier alone is modelled: AutoSync would bring the followers to the scaled position at a pass.
+            const noSync = await service.call("GEN", "PUT", "/Autotrade/SetAutotradeSettings", {
+              key: ADMIN_KEY,
+              body: { PersonId: p.people.personB, Account: accounts[i], IsAutoSyncEnabled: false },
+            });
+            assert.equal(noSync.status, 200, noSync.text);
           }
           await settleAutotrade(service);
           const model: Model = {

@@ -38,5 +38,6 @@ export function probeServer(
     webhooks: service.app.webhooks,
     brokers: service.app.brokers,
     desk: service.app.desk,
+    sync: service.app.autoSync,
   });
 }

@@ -150,6 +150,7 @@ async function serviceOn(
     webhookIntervalMs: 0,
     snapshotIntervalMs: 0,
     muxPassMs: 0,
+    autoSyncIntervalMs: 0,
     timeouts: options.timeouts,
   });
   return {

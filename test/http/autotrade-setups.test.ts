@@ -153,7 +153,8 @@ for (const backend of BACKENDS) {
       const person = await newCustomer(service, p.siteA);
       const account = await autotrading(service, person, followed, { DoNotJoinOpenPositions: true });
       const [first] = await settingsOf(person, account);
-      assert.equal(first.WillSyncToOpenFuturesUSA, false);
+      // AutoSync stays on: it skips only the positions the strategy held at the start (issue 14).
+      assert.equal(first.WillSyncToOpenFuturesUSA, true);
       const again = { Account: account, PersonId: person, StrategyId: followed };
       assertRefused(
         await startAutotrade(service, ADMIN_KEY, { ...again, DoNotJoinOpenPositions: true }),

@@ -539,6 +539,7 @@ const CASES: Readonly<Record<string, readonly Case[]>> = {
   ...watchlistCases(),
   ...autotradeAccountCases(),
   ...autotradeAdminCases(),
+  ...autotradeSyncCases(),
 };
 
 /**
@@ -804,6 +805,34 @@ function autotradeAccountCases(): Record<string, readonly Case[]> {
       {
         name: "A's paper account",
         request: (p) => ({ body: { Account: PAPER_ACCOUNT_OF_A, PersonId: p.people.personA } }),
+        expect: ofA,
+      },
+    ],
+  };
+}
+
+/** AutoSync's operations act on a person's account: the person and their administrators. */
+function autotradeSyncCases(): Record<string, readonly Case[]> {
+  const ofA = only("admin", "wlAdminA", "geoAdmin", "personA");
+  return {
+    GetAutotradeSyncStatusReport: [
+      {
+        name: "person A's account",
+        request: (p) => ({ query: { PersonId: String(p.people.personA), Account: AUTOTRADE_ACCOUNT_OF_A } }),
+        expect: ofA,
+      },
+    ],
+    SyncPositionsToOpen: [
+      {
+        name: "person A's account",
+        request: (p) => ({
+          body: {
+            PersonId: p.people.personA,
+            Account: AUTOTRADE_ACCOUNT_OF_A,
+            BrokerId: 1,
+            StrategyIds: [publicStrategyOfA],
+          },
+        }),
         expect: ofA,
       },
     ],

@@ -45,6 +45,7 @@ for (const backend of BACKENDS) {
         "0027_strategy_mux",
         "0027_watchlists",
         "0028_account_orders",
+        "0029_autotrade_sync",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -128,6 +129,7 @@ for (const backend of BACKENDS) {
           "0027_strategy_mux",
           "0027_watchlists",
           "0028_account_orders",
+          "0029_autotrade_sync",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");

@@ -469,7 +469,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, the subscription charges due by then are made, and the webhook deliveries due by then attempted, before the answer. */
+        /** Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, the subscription charges due by then are made, the markets open then are synced (AutoSync), and the webhook deliveries due by then attempted, before the answer. */
         post: operations["SetClock"];
         delete?: never;
         options?: never;
@@ -486,7 +486,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, the subscription charges due by then made, and the webhook deliveries due by then attempted, before the answer. */
+        /** Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, the subscription charges due by then made, the markets open then synced (AutoSync), and the webhook deliveries due by then attempted, before the answer. */
         post: operations["AdvanceClock"];
         delete?: never;
         options?: never;
@@ -834,6 +834,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/Autotrade/GetAutotradeSyncStatusReport": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** For each live setup of the person's account (one strategy's if named): a row per position of the strategy or of the setup (ReportType 1) and per working signal of the strategy (ReportType 2), with what the account and the strategy hold, the scaled quantity AutoSync brings the account to, whether it is in sync and why not, and the setup's AutotradeSettings. The person and their administrators. */
+        get: operations["GetAutotradeSyncStatusReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/SyncPositionsToOpen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Syncs the account to each strategy's scaled positions: now in the markets open now, at the next open in the markets closed now (WillSyncToOpen does not matter: this is asked for). One result per strategy, with a ReasonCode saying what was done or why not (not autotraded, stop requested, autotrade or AutoSync disabled, account delinked, busy). The person and their administrators. */
+        post: operations["SyncPositionsToOpen"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/Sandbox/SetBrokerFault": {
         parameters: {
             query?: never;
@@ -1079,6 +1113,34 @@ export interface components {
             MinOptions: number;
             /** @description Contracts per position; null: no maximum */
             MaxOptions: number | null;
+        };
+        AutotradeSyncStatusReport: {
+            /** @description The autotrade setup the row is of */
+            Id: number;
+            /** @description 1: a position (the strategy's or the account's); 2: a working signal */
+            ReportType: number;
+            PersonId: number;
+            Account: string;
+            StrategyId: number;
+            /** @description The working signal (ReportType 2); null for a position */
+            SignalId: number | null;
+            StrategyName: string;
+            BrokerName: string;
+            /** @description Position: what the setup holds in the account (signed). Signal: the size of its copy working in the account (signed by side), 0 when none works */
+            AccountQuantity: number;
+            /** @description Position: the strategy's (signed). Signal: its order quantity, signed by side */
+            StrategyQuantity: number;
+            /** @description Position: the scaled strategy position AutoSync brings the account to. Signal: the size of its copy. Null when it cannot be worked out (no account value, no price) */
+            ScaledQuantity: number | null;
+            /** @description The signal's SignalType (ReportType 2); null for a position */
+            SignalType: number | null;
+            /** @description AccountQuantity equals ScaledQuantity */
+            InSync: boolean;
+            /** @description Why not, and when AutoSync brings it in sync; null when in sync */
+            NotInSyncReason: string | null;
+            ServiceSymbol: components["schemas"]["ServiceSymbol"];
+            ExchangeSymbol: components["schemas"]["ExchangeSymbol"];
+            AutotradeSettings: components["schemas"]["AutotradeSettings"];
         };
         AutotradedStrategy: {
             /** @description The autotrade setup */
@@ -1773,6 +1835,15 @@ export interface components {
             SubscriptionId: number | null;
             /** @description 0: the checkout charges the first period at consent */
             TrialDays: number;
+        };
+        SyncPositionsToOpenResult: {
+            StrategyId: number;
+            /** @description The sync was made, or is due at the next open of a closed market */
+            Success: boolean;
+            /** @description What was synced now, what waits for its market's open, what was left and why */
+            Reason: string;
+            /** @description 0 Synced, 1 ScheduledAtOpen, 2 SymbolsLeft (successes); 10 NotAutotraded, 11 StopRequested, 12 AutotradeDisabled, 13 AccountDelinked, 14 AutoSyncDisabled, 15 Busy */
+            ReasonCode: number;
         };
     };
     responses: {
@@ -4498,6 +4569,108 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradeSyncStatusReport: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example SIM-100200 */
+                Account: string;
+                /** @example 1 */
+                StrategyId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeSyncStatusReport"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    SyncPositionsToOpen: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "Account": "SIM-100200",
+                 *       "PersonId": 3,
+                 *       "BrokerId": 1,
+                 *       "StrategyIds": [
+                 *         1
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    Account: string;
+                    PersonId: number;
+                    BrokerId: number;
+                    StrategyIds: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["SyncPositionsToOpenResult"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -333,7 +333,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, the subscription charges due by then are made, and the webhook deliveries due by then attempted, before the answer. */
+        /** Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, the subscription charges due by then are made, the markets open then are synced (AutoSync), and the webhook deliveries due by then attempted, before the answer. */
         post: operations["SetClock"];
         delete?: never;
         options?: never;
@@ -350,7 +350,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, the subscription charges due by then made, and the webhook deliveries due by then attempted, before the answer. */
+        /** Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, the subscription charges due by then made, the markets open then synced (AutoSync), and the webhook deliveries due by then attempted, before the answer. */
         post: operations["AdvanceClock"];
         delete?: never;
         options?: never;
@@ -693,6 +693,23 @@ export interface paths {
         post?: never;
         /** Requests a stop of the setup: answered at once, applied when the copier next works the account (shown as Stop requested until then); repeating it is safe. On WL positions are always left open, pending approval requests are retired and the customer is notified. The person and their administrators. Answers a bare true. */
         delete: operations["StopAutotrade"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/Autotrade/GetAutotradeSyncStatusReport": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** For each live setup of the person's account (one strategy's if named): a row per position of the strategy or of the setup (ReportType 1) and per working signal of the strategy (ReportType 2), with what the account and the strategy hold, the scaled quantity AutoSync brings the account to, whether it is in sync and why not, and the setup's AutotradeSettings. The person and their administrators. */
+        get: operations["GetAutotradeSyncStatusReport"];
+        put?: never;
+        post?: never;
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -1111,6 +1128,34 @@ export interface components {
             LastName: string;
             /** @description The broker is enabled and has the account linked */
             IsBrokerEnabled: boolean;
+        };
+        AutotradeSyncStatusReport: {
+            /** @description The autotrade setup the row is of */
+            Id: number;
+            /** @description 1: a position (the strategy's or the account's); 2: a working signal */
+            ReportType: number;
+            PersonId: number;
+            Account: string;
+            StrategyId: number;
+            /** @description The working signal (ReportType 2); null for a position */
+            SignalId: number | null;
+            StrategyName: string;
+            BrokerName: string;
+            /** @description Position: what the setup holds in the account (signed). Signal: the size of its copy working in the account (signed by side), 0 when none works */
+            AccountQuantity: number;
+            /** @description Position: the strategy's (signed). Signal: its order quantity, signed by side */
+            StrategyQuantity: number;
+            /** @description Position: the scaled strategy position AutoSync brings the account to. Signal: the size of its copy. Null when it cannot be worked out (no account value, no price) */
+            ScaledQuantity: number | null;
+            /** @description The signal's SignalType (ReportType 2); null for a position */
+            SignalType: number | null;
+            /** @description AccountQuantity equals ScaledQuantity */
+            InSync: boolean;
+            /** @description Why not, and when AutoSync brings it in sync; null when in sync */
+            NotInSyncReason: string | null;
+            ServiceSymbol: components["schemas"]["ServiceSymbol"];
+            ExchangeSymbol: components["schemas"]["ExchangeSymbol"];
+            AutotradeSettings: components["schemas"]["AutotradeSettings"];
         };
         AutotradedAccount: {
             /** @description The autotrade setup */
@@ -4037,6 +4082,50 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalServerError"];
+        };
+    };
+    GetAutotradeSyncStatusReport: {
+        parameters: {
+            query: {
+                /** @example 3 */
+                PersonId: number;
+                /** @example SIM-100200 */
+                Account: string;
+                /** @example 1 */
+                StrategyId?: number;
+            };
+            header?: {
+                /** @description An id of the client's for this request (1 to 100 of A-Z a-z 0-9 . _ : -), echoed and logged */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "X-Limit-Limit": components["headers"]["X-Limit-Limit"];
+                    "X-Limit-Type": components["headers"]["X-Limit-Type"];
+                    "X-Limit-Remaining": components["headers"]["X-Limit-Remaining"];
+                    "X-Limit-Reset": components["headers"]["X-Limit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        Results: components["schemas"]["AutotradeSyncStatusReport"][];
+                        ResponseStatus: components["schemas"]["ResponseStatus"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalServerError"];
         };

@@ -15,7 +15,7 @@ import { BROKER_TERMINAL } from "./broker-order.js";
  */
 export interface AccountOrderFacts {
   readonly id: number;
-  readonly purpose: "copy" | "close" | "auto_stop" | "manual";
+  readonly purpose: "copy" | "close" | "auto_stop" | "manual" | "sync";
   readonly openClose: "open" | "close";
   readonly orderType: "market" | "limit" | "stop";
   readonly status: OrderStatus;
@@ -66,6 +66,7 @@ const WHAT: Readonly<Record<AccountOrderFacts["purpose"], string>> = {
   close: "the service's close following the strategy to flat",
   auto_stop: "the automatic stop loss",
   manual: "a manual exit",
+  sync: "AutoSync's order at the market's open",
 };
 
 /** Why the price is not one the order may take, or null (a positive price on the instrument's grid). */

@@ -124,10 +124,19 @@ export function restartedSettings(previous: SetupSettings, fields: StartAutotrad
 
 export const settingsText = (settings: SetupSettings): string => JSON.stringify(settings);
 
-/** Settings as stored, with any field a later version added at its default. */
+/** Settings read, by their text: setups share a few texts, and a report reads thousands of setups. */
+const readSettings = new Map<string, SetupSettings>();
+const READ_SETTINGS_KEPT = 1000;
+
+/** Settings as stored, with any field a later version added at its default (shared: never to be changed). */
 export function settingsOfText(text: string): SetupSettings {
+  const known = readSettings.get(text);
+  if (known) return known;
   const stored = JSON.parse(text) as Partial<SetupSettings>;
-  return { ...settingsOfStart({}), ...stored };
+  const settings = { ...settingsOfStart({}), ...stored };
+  if (readSettings.size >= READ_SETTINGS_KEPT) readSettings.clear();
+  readSettings.set(text, settings);
+  return settings;
 }
 
 /** The eight markets of WillSyncToOpen and LastSync (API.md Records: the field-name suffixes). */
@@ -143,9 +152,35 @@ export const SYNC_MARKETS = [
 ] as const;
 export type SyncMarket = (typeof SYNC_MARKETS)[number];
 
-/** WillSyncToOpen of a new setup: on for every market (a new follower joins open positions unless told not to). */
-export const syncToOpenOfStart = (doNotJoinOpenPositions: boolean): Record<SyncMarket, boolean> =>
-  Object.fromEntries(SYNC_MARKETS.map((market) => [market, !doNotJoinOpenPositions])) as Record<SyncMarket, boolean>;
+/**
+ * WillSyncToOpen of a new setup: on for every market. A new follower joins
+ * the strategy's open positions at each market's next open; with
+ * DoNotJoinOpenPositions AutoSync skips the positions the strategy held when
+ * the setup started, each until the strategy is flat in it (issue 14), and
+ * syncs everything else.
+ */
+export const syncToOpenOfStart = (): Record<SyncMarket, boolean> =>
+  Object.fromEntries(SYNC_MARKETS.map((market) => [market, true])) as Record<SyncMarket, boolean>;
+
+/** The WillSyncToOpen flags as stored (a market missing is off). */
+export function willSyncOf(text: string): Record<SyncMarket, boolean> {
+  const stored = JSON.parse(text) as Record<string, unknown>;
+  return Object.fromEntries(SYNC_MARKETS.map((market) => [market, stored[market] === true])) as Record<
+    SyncMarket,
+    boolean
+  >;
+}
+
+/** The LastSync times as stored, in milliseconds (null: never synced). */
+export function lastSyncOf(text: string): Record<SyncMarket, number | null> {
+  const stored = JSON.parse(text) as Record<string, unknown>;
+  return Object.fromEntries(
+    SYNC_MARKETS.map((market) => {
+      const value = stored[market];
+      return [market, typeof value === "number" ? value : null];
+    }),
+  ) as Record<SyncMarket, number | null>;
+}
 
 /** The ScalingPercentage a setup copies at: a positive decimal, at most 1000 (docs/decisions.md). */
 export const MAX_SCALING_PERCENTAGE = 1000;

@@ -188,6 +188,16 @@ export class AutotradeDesk implements SetupListener {
     this.#schedule();
   }
 
+  /** The account as the desk holds it (AutoSync reads its holdings and working orders). */
+  accountOf(accountId: number): FollowerAccount | undefined {
+    return this.#accounts.get(accountId);
+  }
+
+  /** Every account the desk holds. */
+  heldAccounts(): Iterable<FollowerAccount> {
+    return this.#accounts.values();
+  }
+
   hasOrder(account: FollowerAccount, key: string): boolean {
     return account.orders.has(key);
   }
@@ -215,7 +225,7 @@ export class AutotradeDesk implements SetupListener {
     return total;
   }
 
-  /** Orders the copier made, waiting for their batch: held here at once, so later copies see them. */
+  /** Orders the copier (or AutoSync) made, waiting for their batch: held here at once, so later copies see them. */
   adopt(rows: readonly NewAccountOrder[]): void {
     for (const row of rows) {
       const account = this.#accounts.get(row.account_id);
@@ -225,7 +235,7 @@ export class AutotradeDesk implements SetupListener {
     }
   }
 
-  /** The copier's orders are durable: they go to the broker, or wait for the customer's confirmation. */
+  /** The copier's (or AutoSync's) orders are durable: they go to the broker, or wait for the customer's confirmation. */
   stored(rows: readonly NewAccountOrder[]): void {
     const awaiting = new Map<number, NewAccountOrder[]>();
     for (const row of rows) {
@@ -257,7 +267,7 @@ export class AutotradeDesk implements SetupListener {
     );
   }
 
-  /** The copier's batch did not commit (its events come again): its orders are forgotten. */
+  /** The copier's batch (or AutoSync's) did not commit: its orders are forgotten. */
   forget(rows: readonly NewAccountOrder[]): void {
     for (const row of rows) {
       const account = this.#accounts.get(row.account_id);
@@ -984,16 +994,20 @@ export class AutotradeDesk implements SetupListener {
       }
       case "externalExecution": {
         const reason = `An order the service did not send executed in the account (${report.side} ${formatDecimal(report.quantity)} ${report.symbol})`;
-        for (const setup of account.setups.values()) {
+        let disabled = 0;
+        for (const setup of [...account.setups.values()]) {
           // IgnoreManualOrders: the customer trades the account by hand too; AutoSync stays on.
           if (setup.settings.ignoreManualOrders) continue;
+          // Off in memory at once: AutoSync reads it here, and must never fight the customer's own trade.
+          account.setups.set(setup.id, { ...setup, syncEnabled: false });
+          disabled += 1;
           this.#writes.setups.set(setup.id, {
             ...this.#writes.setups.get(setup.id),
             syncEnabled: false,
             syncDisabledReason: reason,
           });
         }
-        if (account.setups.size > 0) this.#event(account, "AutoSyncDisabled", reason);
+        if (disabled > 0) this.#event(account, "AutoSyncDisabled", reason);
         return;
       }
       case "value":

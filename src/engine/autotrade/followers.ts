@@ -21,6 +21,8 @@ export interface FollowedSetup {
   readonly siteId: number | null;
   readonly status: SetupStatus;
   readonly enabled: boolean;
+  /** IsAutoSyncEnabled: an external execution turns it off here at once, before it is written. */
+  readonly syncEnabled: boolean;
   readonly confirmationNeeded: boolean;
   readonly scaling: Decimal;
   readonly settings: SetupSettings;
@@ -77,6 +79,7 @@ export const setupOfRow = (row: SetupRowFields): FollowedSetup => ({
   siteId: row.site_id,
   status: row.status,
   enabled: row.is_autotrade_enabled === 1,
+  syncEnabled: row.is_sync_enabled === 1,
   confirmationNeeded: row.is_confirmation_needed === 1,
   scaling: storedDecimal(row.scaling_percentage),
   settings: settingsOfText(row.settings),
@@ -92,6 +95,7 @@ interface SetupRowFields {
   readonly site_id: number | null;
   readonly status: SetupStatus;
   readonly is_autotrade_enabled: number;
+  readonly is_sync_enabled: number;
   readonly is_confirmation_needed: number;
   readonly scaling_percentage: string;
   readonly settings: string;
@@ -99,7 +103,8 @@ interface SetupRowFields {
   readonly stop_terminate_subscription: number | null;
 }
 
-const OPEN_STATUSES = ["PendingNew", "Working", "PartiallyFilled", "PendingCancel", "PendingReplace"];
+/** The statuses of an account order still open at the broker (or not yet sent). */
+export const OPEN_STATUSES = ["PendingNew", "Working", "PartiallyFilled", "PendingCancel", "PendingReplace"];
 
 /**
  * Reads the accounts that have live setups (or only those named), with their

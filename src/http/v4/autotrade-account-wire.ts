@@ -16,6 +16,8 @@ const SIGNAL_TYPE: Readonly<Record<Exclude<AccountOrderPurpose, "copy">, number>
   manual: SIGNAL_TYPES.owner,
   auto_stop: SIGNAL_TYPES.stopLoss,
   close: SIGNAL_TYPES.desiredPositions,
+  // AutoSync brings the account to the strategy's position, as desired positions do a strategy.
+  sync: SIGNAL_TYPES.desiredPositions,
 };
 
 /** What the order is, when the service's note does not say more. */
@@ -24,6 +26,7 @@ const PURPOSE_INFO: Readonly<Record<AccountOrderPurpose, string | null>> = {
   manual: "Manual exit order",
   auto_stop: "Automatic stop loss (AutoStopLossDollars)",
   close: "Closing what the strategy no longer holds",
+  sync: "AutoSync: bringing the account to the strategy's position at the market's open",
 };
 
 /** An account order's OrderStatus record. */

@@ -172,7 +172,13 @@ function queryParameters(input: TObject, example: Record<string, unknown> | unde
 function withoutFields(schema: TSchema, fields: readonly string[]): TSchema {
   if (fields.length === 0 || schema.type !== "object") return schema;
   const properties = { ...(schema.properties as Record<string, TSchema>) };
-  for (const field of fields) delete properties[field];
+  for (const field of fields) {
+    // A nested record's field (`AutotradeSettings.BrokerAuthorizationStatus`): that record is documented without it.
+    const [head = "", ...rest] = field.split(".");
+    const nested = properties[head];
+    if (rest.length === 0) delete properties[head];
+    else if (nested) properties[head] = withoutFields(nested, [rest.join(".")]);
+  }
   return {
     ...schema,
     properties,

@@ -1,6 +1,7 @@
 import type { Static, TObject, TSchema } from "@sinclair/typebox";
 import type { Permission } from "../../core/access.js";
 import type { ApprovalScheduler } from "../../engine/approvals.js";
+import type { AutoSync } from "../../engine/autotrade/auto-sync.js";
 import type { AutotradeDesk } from "../../engine/autotrade/desk.js";
 import type { Biller } from "../../engine/biller.js";
 import type { BrokerRegistry } from "../../engine/brokers/registry.js";
@@ -44,6 +45,8 @@ export interface OperationContext extends TradingContext {
   readonly brokers: BrokerRegistry;
   /** The autotrade desk: the sandbox's clock moves run a pass before they answer. */
   readonly desk: AutotradeDesk;
+  /** AutoSync: the sandbox's clock moves run a pass (after the desk's) before they answer. */
+  readonly sync: AutoSync;
 }
 
 interface OperationBase<Input extends TObject> {
@@ -64,7 +67,7 @@ interface OperationBase<Input extends TObject> {
   readonly permission: Permission;
   /** Served only while the sandbox is enabled. */
   readonly sandbox?: boolean;
-  /** Result fields present only on some servers (e.g. GeoSiteId on GEN). */
+  /** Result fields present only on some servers (e.g. GeoSiteId on GEN; a nested record's as `Record.Field`, which the handler leaves out itself). */
   readonly fieldServers?: Readonly<Record<string, readonly V4Server[]>>;
   /** Successful answers may be cached by the client for this long (the data changes rarely). */
   readonly cacheSeconds?: number;

@@ -6,6 +6,7 @@ import type { Logger } from "pino";
 import { permits } from "../../core/access.js";
 import { type ErrorEntry, Refusal, refuse } from "../../core/errors.js";
 import type { ApprovalScheduler } from "../../engine/approvals.js";
+import type { AutoSync } from "../../engine/autotrade/auto-sync.js";
 import type { AutotradeDesk } from "../../engine/autotrade/desk.js";
 import type { Biller } from "../../engine/biller.js";
 import type { BrokerRegistry } from "../../engine/brokers/registry.js";
@@ -57,6 +58,7 @@ export interface V4Dependencies {
   readonly webhooks: WebhookDeliverer;
   readonly brokers: BrokerRegistry;
   readonly desk: AutotradeDesk;
+  readonly sync: AutoSync;
 }
 
 declare module "fastify" {
@@ -227,6 +229,7 @@ function registerOperation(app: FastifyInstance, server: V4Server, operation: Op
         sandbox: deps.sandbox,
         brokers: deps.brokers,
         desk: deps.desk,
+        sync: deps.sync,
         ...deps.runtime,
       };
       // Private: answers are per key (site scoping), so shared caches must not keep them.

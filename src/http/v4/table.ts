@@ -4,6 +4,7 @@ import { autotradeAdminOperations } from "./operations/autotrade-admin.js";
 import { autotradeApprovalOperations } from "./operations/autotrade-approvals.js";
 import { autotradeOrderEntryOperations } from "./operations/autotrade-order-entry.js";
 import { autotradeSetupOperations } from "./operations/autotrade-setups.js";
+import { autotradeSyncOperations } from "./operations/autotrade-sync.js";
 import { brokerFaultOperations } from "./operations/broker-faults.js";
 import { checkoutOperations } from "./operations/checkout.js";
 import { discoveryOperations } from "./operations/discovery.js";
@@ -51,6 +52,7 @@ export const OPERATIONS: readonly Operation[] = [
   ...autotradeAccountReadOperations,
   ...autotradeOrderEntryOperations,
   ...autotradeSetupOperations,
+  ...autotradeSyncOperations,
   ...brokerFaultOperations,
   ...autotradeAdminOperations,
   ...geoApprovalOperations,

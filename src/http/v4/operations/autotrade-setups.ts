@@ -269,7 +269,8 @@ function autotradedStrategyOf(row: SetupView) {
 /** The reason a setup shows while its stop is requested and not yet applied (API.md States). */
 export const STOP_REQUESTED = "Stop requested";
 
-function settingsOf(row: SetupView) {
+/** A setup's AutotradeSettings record (GetAutotradeSettings; nested in each sync report row). */
+export function settingsOf(row: SetupView) {
   const settings = settingsOfText(row.settings);
   const willSync = JSON.parse(row.sync_to_open) as Record<string, boolean | undefined>;
   const lastSync = JSON.parse(row.last_sync) as Record<string, number | null | undefined>;

@@ -21,7 +21,7 @@ export const sandboxOperations = [
     path: "/Sandbox/SetClock",
     servers: ["WL", "GEN", "GEO"],
     summary:
-      "Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, the subscription charges due by then are made, and the webhook deliveries due by then attempted, before the answer.",
+      "Sets the service clock to Now; from then on it stands still until set or advanced again. Now null (or omitted) returns the clock to real time. Orders due to be released or expired by then are, the subscription charges due by then are made, the markets open then are synced (AutoSync), and the webhook deliveries due by then attempted, before the answer.",
     input: Type.Object({
       Now: Type.Optional(
         Nullable(DateTime({ description: "ISO 8601; UTC unless an offset is given. Null: real time again" })),
@@ -42,6 +42,7 @@ export const sandboxOperations = [
       await ctx.biller.run();
       await ctx.approvals.run();
       await ctx.desk.run();
+      await ctx.sync.run();
       await ctx.snapshots.run();
       await ctx.webhooks.run();
       return [{ Now: now }];
@@ -53,7 +54,7 @@ export const sandboxOperations = [
     path: "/Sandbox/AdvanceClock",
     servers: ["WL", "GEN", "GEO"],
     summary:
-      "Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, the subscription charges due by then made, and the webhook deliveries due by then attempted, before the answer.",
+      "Moves the service clock forward by Seconds; it stands still afterwards. Orders due by then are released or expired, the subscription charges due by then made, the markets open then synced (AutoSync), and the webhook deliveries due by then attempted, before the answer.",
     input: Type.Object({ Seconds: Type.Number({ minimum: 0, maximum: 3.2e9 }) }),
     result: ClockRecord,
     permission: onlyRoles("admin"),
@@ -66,6 +67,7 @@ export const sandboxOperations = [
       await ctx.biller.run();
       await ctx.approvals.run();
       await ctx.desk.run();
+      await ctx.sync.run();
       await ctx.snapshots.run();
       await ctx.webhooks.run();
       return [{ Now: now }];
