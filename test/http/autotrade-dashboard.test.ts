@@ -53,6 +53,15 @@ for (const backend of BACKENDS) {
           .orderBy("m.marked_at")
           .execute()
       ).map((m) => `${m.day} ${m.value} ${m.cash}`);
+    // AutoSync off: at each open it would even out the drift of the account's value against the
+    // model account's with one-share trades (docs/decisions.md, AutoSync), left out of these numbers.
+    const withoutAutoSync = async (account: string) => {
+      const r = await service.call("GEN", "PUT", "/Autotrade/SetAutotradeSettings", {
+        key: ADMIN_KEY,
+        body: { PersonId: p.people.personB, Account: account, IsAutoSyncEnabled: false },
+      });
+      assert.equal(r.status, 200, r.text);
+    };
     const closeOf = async (now: string) => {
       await setClock(service, now);
       await settleAutotrade(service);
@@ -60,6 +69,7 @@ for (const backend of BACKENDS) {
 
     test("returns worked by hand, day by day, and through a clock jump over several closes", async () => {
       const s1 = await followingAccount(service, p, { cash: "100000", extra: { ScalingPercentage: 50 } });
+      await withoutAutoSync(s1.account);
       await strategyTrades(service, p, s1.strategyId, "buy", 100);
       const [before] = await dashboard(s1.account);
       assert.deepEqual(
@@ -86,6 +96,7 @@ for (const backend of BACKENDS) {
       await closeOf("2026-03-11T14:00:00Z");
       const s2 = await newStrategy(service, p.keys.personA, 100_000, `Dashboard S2 ${backend}`);
       await startFollowing(service, p, s2, s1.account, { ScalingPercentage: 20 });
+      await withoutAutoSync(s1.account);
       await strategyTrades(service, p, s2, "buy", 100, {}, "MSFT");
       await setQuote(service, "AAPL", 209.9, 210.1);
       await setQuote(service, "MSFT", 300.9, 301.1);
