@@ -60,41 +60,57 @@ export async function noteHeldCopies(
   await transaction(deps.storage, async (tx) => {
     const nowMs = deps.clock.nowMs();
     const expiresAt = nowMs + CONFIRMATION_LINK_LIFETIME_MS;
-    const live = await tx
-      .updateTable("confirmation_links")
-      .set({ holds: sql`holds + 1`, expires_at: expiresAt })
-      .where("account_id", "=", accountId)
-      .where("used_at", "is", null)
-      .where("expires_at", ">", nowMs)
-      .returning("nonce")
-      .executeTakeFirst();
-    let nonce = live?.nonce;
+    const refreshLive = async () =>
+      (
+        await tx
+          .updateTable("confirmation_links")
+          .set({ holds: sql`holds + 1`, expires_at: expiresAt })
+          .where("account_id", "=", accountId)
+          .where("used_at", "is", null)
+          .where("expires_at", ">", nowMs)
+          .returning("nonce")
+          .executeTakeFirst()
+      )?.nonce;
+    let nonce = await refreshLive();
     if (nonce === undefined) {
       // No live link: a new token, so an address spent or expired never opens the page again.
-      nonce = randomBytes(24).toString("base64url");
-      const token_hash = hashOf(mac(await secretOf(tx), "page", nonce));
-      await tx
+      const fresh = randomBytes(24).toString("base64url");
+      const token_hash = hashOf(mac(await secretOf(tx), "page", fresh));
+      const made = await tx
         .insertInto("confirmation_links")
         .values({
           account_id: accountId,
           token_hash,
-          nonce,
+          nonce: fresh,
           holds: 1,
           created_at: nowMs,
           expires_at: expiresAt,
           used_at: null,
         })
         .onConflict((oc) =>
-          oc.column("account_id").doUpdateSet({
-            token_hash,
-            nonce,
-            holds: sql`confirmation_links.holds + 1`,
-            created_at: nowMs,
-            expires_at: expiresAt,
-            used_at: null,
-          }),
+          oc
+            .column("account_id")
+            .doUpdateSet({
+              token_hash,
+              nonce: fresh,
+              holds: sql`confirmation_links.holds + 1`,
+              created_at: nowMs,
+              expires_at: expiresAt,
+              used_at: null,
+            })
+            // Only a dead link is replaced: a hold noted at the same time in another transaction
+            // may have made a live one, whose address its notice already gave.
+            .where((eb) =>
+              eb.or([
+                eb("confirmation_links.used_at", "is not", null),
+                eb("confirmation_links.expires_at", "<=", nowMs),
+              ]),
+            ),
         )
-        .execute();
+        .returning("nonce")
+        .executeTakeFirst();
+      nonce = made?.nonce ?? (await refreshLive());
+      if (nonce === undefined) throw new Error(`account ${accountId}: no live confirmation link after making one`);
     }
     const account = await tx
       .selectFrom("broker_accounts as b")
