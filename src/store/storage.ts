@@ -4,6 +4,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect } from "kysely";
 import pg from "pg";
 import { Listeners, type OnListening } from "./listener.js";
+import { namedStatementPool } from "./pg-named-statements.js";
 import { readInt8AsNumber } from "./pg-types.js";
 import type { Database } from "./schema.js";
 import { QueuedSqliteDialect } from "./sqlite-dialect.js";
@@ -141,7 +142,7 @@ async function openPostgres(url: string, schema: string | undefined, poolSize: n
       client.release();
     }
   }
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: namedStatementPool(pool) }) });
   const listeners = new Listeners(
     () =>
       new pg.Client({
