@@ -22,7 +22,6 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import { SYNC_MARKETS, settingsOfStart, settingsText, syncToOpenOfStart } from "../src/core/autotrade/settings.js";
 import { ControllableClock } from "../src/core/clock.js";
 import { decimal } from "../src/core/decimal.js";
 import { asPersonId } from "../src/core/ids.js";
@@ -38,6 +37,7 @@ import { openStorage, type Storage } from "../src/store/storage.js";
 import { insertStrategy } from "../src/store/strategy-rows.js";
 import { transaction } from "../src/store/transaction.js";
 import { type Comparison, compareWithBare, measure, type Route, recordAnswer, startBare } from "./comparison.js";
+import { insertFollowingAccounts } from "./following-accounts.js";
 import {
   ADMIN_KEY,
   apiCall,
@@ -149,84 +149,23 @@ async function populate(storage: Storage, setups: number): Promise<Population> {
     personId: people[Math.floor(i / ACCOUNTS_PER_CUSTOMER)] as number,
     account: `BENCH-AT-${i}`,
   }));
-  const settings = settingsText(settingsOfStart({ EnableStocks: true }));
-  const syncToOpen = JSON.stringify(syncToOpenOfStart());
-  const lastSync = JSON.stringify(Object.fromEntries(SYNC_MARKETS.map((market) => [market, null])));
   await transaction(storage, async (tx) => {
-    for (let first = 0; first < setups; first += INSERT_ROWS) {
-      const chunk = accounts.slice(first, first + INSERT_ROWS);
-      const made = await tx
-        .insertInto("accounts")
-        .values(
-          chunk.map(() => ({
-            kind: "broker" as const,
-            strategy_id: null,
-            cash: "100000",
-            starting_cash: "100000",
-            commission_plan: "Default",
-            created_at: MARKET_OPEN_MS,
-          })),
-        )
-        .returning("id")
-        .execute();
-      await tx
-        .insertInto("broker_accounts")
-        .values(
-          made.map((row, i) => ({
-            account_id: row.id,
-            person_id: chunk[i]?.personId as number,
-            broker_id: 1,
-            account_number: chunk[i]?.account as string,
-            is_paper: 0,
-            account_type: 1,
-            currency: "USD",
-            broker_username: null,
-            is_linked: 1,
-            net_liquidation: "100000",
-            net_liquidation_at: MARKET_OPEN_MS,
-            first_activation_at: MARKET_OPEN_MS,
-            created_at: MARKET_OPEN_MS,
-          })),
-        )
-        .execute();
-      await tx
-        .insertInto("autotrade_setups")
-        .values(
-          made.map((row, i) => ({
-            account_id: row.id,
-            person_id: chunk[i]?.personId as number,
-            broker_id: 1,
-            strategy_id: strategyId,
-            site_id: site.id,
-            status: "active" as const,
-            live_key: `${row.id}:${strategyId}`,
-            scaling_percentage: "100",
-            is_autotrade_enabled: 1,
-            autotrade_disabled_reason: null,
-            is_sync_enabled: 1,
-            sync_disabled_reason: null,
-            is_confirmation_needed: 0,
-            approved: 1,
-            settings,
-            sync_to_open: syncToOpen,
-            last_sync: lastSync,
-            do_not_join_open_positions: 0,
-            stop_requested_at: null,
-            stop_leave_positions_open: null,
-            stop_terminate_subscription: null,
-            started_at: MARKET_OPEN_MS,
-            updated_at: MARKET_OPEN_MS,
-            stopped_at: null,
-          })),
-        )
-        .execute();
+    const ids = await insertFollowingAccounts(tx, {
+      strategyId,
+      siteId: site.id,
+      accounts,
+      atMs: MARKET_OPEN_MS,
+      atBroker: false,
+    });
+    // Every third account holds less AAPL than the scaled strategy position.
+    for (let first = 0; first < ids.length; first += INSERT_ROWS) {
       await tx
         .insertInto("autotrade_positions")
         .values(
-          made.map((row, i) => {
+          ids.slice(first, first + INSERT_ROWS).map((accountId, i) => {
             const quantity = (first + i) % 3 === 0 ? SHORT_AAPL : FOLLOWER_AAPL;
             return {
-              account_id: row.id,
+              account_id: accountId,
               strategy_id: strategyId,
               symbol: "AAPL",
               symbol_type: "stock",

@@ -16,7 +16,6 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import pino from "pino";
 import type { Caller } from "../src/core/access.js";
-import { settingsOfStart, settingsText, syncToOpenOfStart } from "../src/core/autotrade/settings.js";
 import { ControllableClock } from "../src/core/clock.js";
 import { decimal } from "../src/core/decimal.js";
 import { asPersonId } from "../src/core/ids.js";
@@ -37,6 +36,7 @@ import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
 import { insertStrategy } from "../src/store/strategy-rows.js";
 import { transaction } from "../src/store/transaction.js";
+import { insertFollowingAccounts } from "./following-accounts.js";
 import {
   MARKET_OPEN_MS,
   onCleanup,
@@ -131,8 +131,6 @@ async function populate(storage: Storage, clock: ControllableClock, count: numbe
     { storage, clock },
     { email: `fanout-${tag}@example.com`, firstName: "Fan", lastName: "Out", role: "person" },
   );
-  const settings = settingsText(settingsOfStart({ EnableStocks: true }));
-  const syncToOpen = JSON.stringify(syncToOpenOfStart());
   const strategyId = await transaction(storage, async (tx) => {
     const id = await insertStrategy(tx, {
       name: `Fan-out ${tag}`,
@@ -141,86 +139,13 @@ async function populate(storage: Storage, clock: ControllableClock, count: numbe
       isPublic: true,
       nowMs: MARKET_OPEN_MS,
     });
-    for (let first = 0; first < count; first += INSERT_ROWS) {
-      const names = Array.from({ length: Math.min(INSERT_ROWS, count - first) }, (_, i) => `FAN-${tag}-${first + i}`);
-      const made = await tx
-        .insertInto("accounts")
-        .values(
-          names.map(() => ({
-            kind: "broker" as const,
-            strategy_id: null,
-            cash: "100000",
-            starting_cash: "100000",
-            commission_plan: "Default",
-            created_at: MARKET_OPEN_MS,
-          })),
-        )
-        .returning("id")
-        .execute();
-      await tx
-        .insertInto("broker_accounts")
-        .values(
-          made.map((account, i) => ({
-            account_id: account.id,
-            person_id: personId,
-            broker_id: 1,
-            account_number: names[i] as string,
-            is_paper: 0,
-            account_type: 1,
-            currency: "USD",
-            broker_username: null,
-            is_linked: 1,
-            net_liquidation: "100000",
-            net_liquidation_at: MARKET_OPEN_MS,
-            first_activation_at: MARKET_OPEN_MS,
-            created_at: MARKET_OPEN_MS,
-          })),
-        )
-        .execute();
-      await tx
-        .insertInto("sim_broker_accounts")
-        .values(
-          names.map((account) => ({
-            account,
-            cash: "100000",
-            is_linked: 1,
-            username: null,
-            created_at: MARKET_OPEN_MS,
-          })),
-        )
-        .execute();
-      await tx
-        .insertInto("autotrade_setups")
-        .values(
-          made.map((account) => ({
-            account_id: account.id,
-            person_id: personId,
-            broker_id: 1,
-            strategy_id: id,
-            site_id: null,
-            status: "active" as const,
-            live_key: `${account.id}:${id}`,
-            scaling_percentage: "100",
-            is_autotrade_enabled: 1,
-            autotrade_disabled_reason: null,
-            is_sync_enabled: 1,
-            sync_disabled_reason: null,
-            is_confirmation_needed: 0,
-            approved: 1,
-            settings,
-            sync_to_open: syncToOpen,
-            last_sync: "{}",
-            do_not_join_open_positions: 0,
-            stop_requested_at: null,
-            stop_leave_positions_open: null,
-            stop_terminate_subscription: null,
-            started_at: MARKET_OPEN_MS,
-            updated_at: MARKET_OPEN_MS,
-            stopped_at: null,
-          })),
-        )
-        .execute();
-    }
+    await insertFollowingAccounts(tx, {
+      strategyId: id,
+      siteId: null,
+      accounts: Array.from({ length: count }, (_, i) => ({ personId, account: `FAN-${tag}-${i}` })),
+      atMs: MARKET_OPEN_MS,
+      atBroker: true,
+    });
     return id;
   });
   const owner: Caller = {
