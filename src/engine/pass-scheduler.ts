@@ -6,15 +6,17 @@ import type { Logger } from "pino";
  * one at a time, and on demand (the sandbox runs one after moving the
  * clock). A pass that fails is logged and the next tick takes up what it
  * left: each pass must write whole or not at all, and be safe to repeat.
+ * Stopping aborts the signal the pass is given, so a pass waiting on the
+ * network may cut its requests short.
  */
 export class PassScheduler<Pass extends object> {
   #timer: NodeJS.Timeout | undefined;
   #running: Promise<Pass> | undefined;
-  #stopped = false;
+  readonly #stop = new AbortController();
 
   constructor(
     private readonly name: string,
-    private readonly pass: () => Promise<Pass>,
+    private readonly pass: (stopping: AbortSignal) => Promise<Pass>,
     private readonly idle: Pass,
     private readonly logger: Logger,
     private readonly options: {
@@ -35,8 +37,8 @@ export class PassScheduler<Pass extends object> {
   /** One pass now, after the one running (if any) ends. */
   async run(): Promise<Pass> {
     while (this.#running) await this.#running.catch(() => undefined);
-    if (this.#stopped) return this.idle;
-    const pass = this.pass();
+    if (this.#stop.signal.aborted) return this.idle;
+    const pass = this.pass(this.#stop.signal);
     this.#running = pass;
     try {
       const result = await pass;
@@ -52,7 +54,7 @@ export class PassScheduler<Pass extends object> {
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true;
+    this.#stop.abort();
     if (this.#timer) clearInterval(this.#timer);
     await this.#running?.catch(() => undefined);
   }
