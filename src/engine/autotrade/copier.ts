@@ -50,6 +50,14 @@ interface FillPayload {
   readonly position_after: string;
 }
 
+/** What every copy of a strategy order is scaled from. */
+interface CopyTerms {
+  readonly quantity: Decimal;
+  readonly strategyHeld: Decimal;
+  readonly modelValue: Decimal | null;
+  readonly price: Decimal | null;
+}
+
 export class Copier implements OutboxConsumer {
   readonly name = COPIER_CONSUMER;
 
@@ -95,13 +103,11 @@ export class Copier implements OutboxConsumer {
 
   #copy(event: OutboxEvent, order: WorkingPayload, made: NewAccountOrder[], skips: NewCopySkip[]): void {
     const sourceOrderId = event.orderId as number;
-    const quantity = storedDecimal(order.quantity);
-    const strategyHeld = storedDecimal(order.held ?? "0");
-    const modelValue = this.market.modelValue(order.strategy_id);
-    const limit = order.limit_price === null ? null : storedDecimal(order.limit_price);
-    const stop = order.stop_price === null ? null : storedDecimal(order.stop_price);
-    const price = limit ?? stop ?? this.market.price(order.symbol, order.symbol_type);
+    // Worked out at the first follower: most strategies have none, and the model's value costs a pass over its positions.
+    let terms: CopyTerms | null = null;
     for (const { account, setup } of this.desk.followersOf(order.strategy_id)) {
+      terms ??= this.#termsOf(order);
+      const { quantity, strategyHeld, modelValue, price } = terms;
       const key = `copy:${setup.id}:${sourceOrderId}`;
       if (this.desk.hasOrder(account, key)) continue;
       const open = order.open_close === "open";
@@ -176,5 +182,16 @@ export class Copier implements OutboxConsumer {
       // Held at once: the events after this one (a fill taking the strategy flat) see it.
       this.desk.adopt([row]);
     }
+  }
+
+  #termsOf(order: WorkingPayload): CopyTerms {
+    const limit = order.limit_price === null ? null : storedDecimal(order.limit_price);
+    const stop = order.stop_price === null ? null : storedDecimal(order.stop_price);
+    return {
+      quantity: storedDecimal(order.quantity),
+      strategyHeld: storedDecimal(order.held ?? "0"),
+      modelValue: this.market.modelValue(order.strategy_id),
+      price: limit ?? stop ?? this.market.price(order.symbol, order.symbol_type),
+    };
   }
 }
