@@ -4,7 +4,8 @@
  * same method and path with an answer recorded from the service, so the cost
  * of the service's own work shows as the ratio of the two request rates.
  */
-import type { ChildProcess } from "node:child_process";
+import { type ChildProcess, execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Result } from "autocannon";
@@ -36,6 +37,12 @@ export interface Run {
   readonly lastSecond: number;
   /** Answers that were 200: all of them, or the run fails. */
   readonly ok: number;
+  /**
+   * The server process's CPU time (all its threads) per completed request,
+   * in µs; null when its pid was not given or /proc cannot be read. Unlike
+   * req/s it does not move with what else the machine runs.
+   */
+  readonly cpuUsPerRequest: number | null;
 }
 
 export interface Comparison {
@@ -57,13 +64,31 @@ export interface RunSettings {
 
 const headersOf = (route: Route) => (route.method === "GET" ? AUTH : JSON_HEADERS);
 
-/** One autocannon run of `route`; fails unless every answer was 200. */
+/** Clock ticks per second of /proc's CPU times. */
+let ticksPerSecond: number | undefined;
+
+/** The process's user and system CPU time so far, in seconds, or null when /proc cannot tell. */
+function cpuSeconds(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // After "pid (comm) ": state is field 3, utime 14 and stime 15.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
+  } catch {
+    return null;
+  }
+}
+
+/** One autocannon run of `route` (its CPU time counted when the server's `pid` is given); fails unless every answer was 200. */
 export async function measure(
   name: string,
   port: number,
   route: Route,
   seconds: number,
   connections: number,
+  pid?: number,
 ): Promise<Run> {
   let next = 0;
   let completed = 0;
@@ -75,6 +100,7 @@ export async function measure(
     perSecond.push(completed - counted);
     counted = completed;
   }, 1_000);
+  const cpuBefore = cpuSeconds(pid);
   let result: Result;
   try {
     result = await autocannon({
@@ -109,7 +135,18 @@ export async function measure(
         `${result.errors} errors, ${result.timeouts} timeouts; first refusal: ${firstRefusal ?? "none"}`,
     );
   }
-  return { figures: figures(result), firstSecond: perSecond[0] ?? 0, lastSecond: perSecond.at(-1) ?? 0, ok };
+  const cpuAfter = cpuSeconds(pid);
+  const cpuUsPerRequest =
+    cpuBefore === null || cpuAfter === null || completed === 0
+      ? null
+      : Number((((cpuAfter - cpuBefore) * 1e6) / completed).toFixed(1));
+  return {
+    figures: figures(result),
+    firstSecond: perSecond[0] ?? 0,
+    lastSecond: perSecond.at(-1) ?? 0,
+    ok,
+    cpuUsPerRequest,
+  };
 }
 
 /** The service's answer (JSON text) to the route's first request, which must be 200. */
@@ -167,7 +204,8 @@ export async function startBare(
 /**
  * Records the service's answer to the route's first request, runs the service
  * (warm-up, then the measured run), then the bare server with that answer at
- * the same settings, and stops the bare server.
+ * the same settings, and stops the bare server. With the service's pid, the
+ * CPU time of both per request is counted too.
  */
 export async function compareWithBare(
   name: string,
@@ -175,16 +213,17 @@ export async function compareWithBare(
   route: Route,
   settings: RunSettings,
   dir: string,
+  servicePid?: number,
 ): Promise<Comparison> {
   const answer = await recordAnswer(name, servicePort, route);
   const { seconds, warmupSeconds, connections } = settings;
   const warm = await measure(`${name} warm-up`, servicePort, route, warmupSeconds, connections);
-  const service = await measure(name, servicePort, route, seconds, connections);
+  const service = await measure(name, servicePort, route, seconds, connections, servicePid);
   const bareServer = await startBare(`bare ${name}`, route, answer, dir);
   let bare: Run;
   try {
     await measure(`bare ${name} warm-up`, bareServer.port, route, warmupSeconds, connections);
-    bare = await measure(`bare ${name}`, bareServer.port, route, seconds, connections);
+    bare = await measure(`bare ${name}`, bareServer.port, route, seconds, connections, bareServer.child.pid);
   } finally {
     await stopChild(bareServer.child);
   }

@@ -180,6 +180,7 @@ async function orderRuns(
   strategyIds: readonly number[],
   settings: RunSettings,
   dir: string,
+  servicePid: number | undefined,
 ): Promise<{ resting: Comparison; filling: Comparison; checks: OrderChecks }> {
   const at = `${backend}, ${settings.connections} connections`;
   progress(`${at}: NewStrategyOrder resting, then beside the bare server`);
@@ -189,6 +190,7 @@ async function orderRuns(
     orderRoute(strategyIds, limitBuy),
     settings,
     dir,
+    servicePid,
   );
   const positionsAfterResting = await sharesHeld(gen, strategyIds);
   if (positionsAfterResting !== 0) throw new Error(`resting limit orders filled: ${positionsAfterResting} shares held`);
@@ -207,6 +209,7 @@ async function orderRuns(
     orderRoute(strategyIds, marketBuy),
     settings,
     dir,
+    servicePid,
   );
   const sharesHeldAfterFilling = await sharesHeld(gen, strategyIds);
   // Requests cut off at the end of a run may still be served, so the service can hold a few more.
@@ -308,7 +311,7 @@ export async function httpBench(
     note(
       "Hello",
       settings.connections,
-      await compareWithBare(`${backend} Hello`, gen, helloRoute, at(settings.connections), dir),
+      await compareWithBare(`${backend} Hello`, gen, helloRoute, at(settings.connections), dir, child.pid),
     );
 
     const orderConnections = [settings.connections];
@@ -318,7 +321,7 @@ export async function httpBench(
       // Fresh strategies for each pair of runs, so none pays for the orders another left.
       progress(`${backend}: creating ${ORDER_STRATEGIES} strategies`);
       const strategyIds = await createStrategies(gen, ORDER_STRATEGIES, `Bench ${connections}`);
-      const runs = await orderRuns(backend, gen, strategyIds, at(connections), dir);
+      const runs = await orderRuns(backend, gen, strategyIds, at(connections), dir, child.pid);
       note("NewStrategyOrder resting", connections, runs.resting);
       note("NewStrategyOrder filling", connections, runs.filling);
       orderChecks.push(runs.checks);
@@ -337,6 +340,7 @@ export async function httpBench(
         readRoute(path, readIds),
         at(settings.connections),
         dir,
+        child.pid,
       );
       note(route, settings.connections, comparison);
     }
@@ -374,6 +378,10 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
       `${READ_SYMBOLS.length * READ_RESTING_PER_SYMBOL} resting orders`,
   );
   console.log(
+    "   CPU µs/req: the server process's CPU time (all its threads; on PostgreSQL the database's own processes " +
+      "not counted) per request completed in the run, a figure the machine's noise moves less than req/s",
+  );
+  console.log(
     "   1st s / last s: requests the service completed in the first and the last second; target: issue 10's, " +
       `stated for ${TARGET_CONNECTIONS} connections${settings.connections === TARGET_CONNECTIONS ? "" : ` (this run: ${settings.connections})`}`,
   );
@@ -396,6 +404,8 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
         String(b.latencyP99Ms),
         String(row.comparison.answerBytes),
         row.comparison.ratio === null ? "n/a" : `${(row.comparison.ratio * 100).toFixed(1)}%`,
+        s.cpuUsPerRequest === null ? "n/a" : s.cpuUsPerRequest.toFixed(0),
+        row.comparison.bare.cpuUsPerRequest === null ? "n/a" : row.comparison.bare.cpuUsPerRequest.toFixed(0),
         row.target,
         row.holds ? "yes" : "no",
       ]);
@@ -414,6 +424,8 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
       "bare p99",
       "bytes",
       "of bare",
+      "CPU µs/req",
+      "bare CPU µs/req",
       "target",
       "holds",
     ],
