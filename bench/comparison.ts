@@ -39,8 +39,8 @@ export interface Run {
   readonly ok: number;
   /**
    * The server process's CPU time (all its threads) per completed request,
-   * in µs; null when its pid was not given or /proc cannot be read. Unlike
-   * req/s it does not move with what else the machine runs.
+   * in µs; null when its pid was not given or /proc cannot be read. What
+   * else the machine runs moves it much less than req/s.
    */
   readonly cpuUsPerRequest: number | null;
 }
@@ -204,8 +204,8 @@ export async function startBare(
 /**
  * Records the service's answer to the route's first request, runs the service
  * (warm-up, then the measured run), then the bare server with that answer at
- * the same settings, and stops the bare server. With the service's pid, the
- * CPU time of both per request is counted too.
+ * the same settings, and stops the bare server. The bare server's CPU time per
+ * request is counted, and the service's when its pid is given.
  */
 export async function compareWithBare(
   name: string,
