@@ -1,5 +1,6 @@
 import { existsSync, statSync } from "node:fs";
 import { ConfigError } from "./config-error.js";
+import { isWellFormedKey } from "./core/keys.js";
 import { type MarketFeed, parseMarketFeed } from "./engine/market-data.js";
 
 /** The service's configuration, read once from the environment at start-up. */
@@ -47,7 +48,7 @@ export function readConfig(env: Env): Config {
     ports: distinct(ports),
     dataDir: env.DATA_DIR || "./data",
     databaseUrl: databaseUrl(env),
-    bootstrapAdminKey: env.BOOTSTRAP_ADMIN_KEY || undefined,
+    bootstrapAdminKey: bootstrapAdminKey(env),
     sandbox: env.SANDBOX === undefined || env.SANDBOX === "" ? env.NODE_ENV !== "production" : flag(env, "SANDBOX"),
     demo: env.DEMO !== undefined && env.DEMO !== "" && flag(env, "DEMO"),
     rateLimit: { max: positiveInt(env, "RATE_LIMIT_MAX", 600), windowSeconds },
@@ -55,6 +56,15 @@ export function readConfig(env: Env): Config {
     logLevel: logLevel(env),
     marketFeed: marketFeed(env),
   };
+}
+
+/** A key as every key is written; the value is a secret, so the refusal never repeats it. */
+function bootstrapAdminKey(env: Env): string | undefined {
+  const key = env.BOOTSTRAP_ADMIN_KEY || undefined;
+  if (key !== undefined && !isWellFormedKey(key)) {
+    throw new ConfigError("BOOTSTRAP_ADMIN_KEY", "must be 16 to 200 characters of letters, digits and ._~+/=-");
+  }
+  return key;
 }
 
 function port(env: Env, name: string, fallback: number): number {

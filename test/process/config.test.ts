@@ -69,6 +69,14 @@ describe("a bad setting stops the start with one line naming it", () => {
     );
   });
 
+  test("a BOOTSTRAP_ADMIN_KEY no key could be, without echoing it", async () => {
+    const line = await assertStopsWith(
+      { BOOTSTRAP_ADMIN_KEY: "short secret!" },
+      /^strategy-hub: BOOTSTRAP_ADMIN_KEY must be 16 to 200 characters of letters, digits and \._~\+\/=-$/,
+    );
+    assert.ok(!line.includes("short secret"));
+  });
+
   test("a DATABASE_URL that is not postgres://, without echoing its password", async () => {
     const line = await assertStopsWith(
       { DATABASE_URL: "mysql://ann:s3cret@db.example/trading" },
