@@ -340,7 +340,7 @@ export class OrderIndex {
     return due;
   }
 
-  /** Symbols with working orders. */
+  /** Symbols with working orders or watched open trades: the ones a catch-up quotes. */
   symbols(): string[] {
     return [...this.#symbols.keys()];
   }

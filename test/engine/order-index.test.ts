@@ -3,7 +3,7 @@ import { test } from "node:test";
 import fc from "fast-check";
 import { compare, type Decimal, decimal } from "../../src/core/decimal.js";
 import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instrument.js";
-import { type LiveOrder, OrderIndex, type StrategyOrders } from "../../src/engine/order-index.js";
+import { type LiveOrder, OrderIndex, type StrategyOrders, type WatchedTrade } from "../../src/engine/order-index.js";
 
 const d = decimal;
 const at = (symbol: string): Instrument => {
@@ -38,7 +38,8 @@ const snapshot = (
   version: number,
   live: LiveOrder[],
   nextDueMs: number | null = null,
-): StrategyOrders => ({ strategyId, version, live, nextDueMs, openTrades: [] });
+  openTrades: WatchedTrade[] = [],
+): StrategyOrders => ({ strategyId, version, live, nextDueMs, openTrades });
 const sorted = (values: Iterable<number>) => [...values].sort((a, b) => a - b);
 const crossing = (index: OrderIndex, symbol: string, bid: string, ask: string) =>
   sorted(index.crossing(symbol, d(bid), d(ask)).keys());
@@ -103,9 +104,14 @@ interface ModelEntry {
   readonly version: number;
   readonly live: readonly LiveOrder[];
   readonly nextDueMs: number | null;
+  readonly openTrades: readonly WatchedTrade[];
 }
 
-test("against a brute-force model: random snapshots, stale versions and quotes (the crossing orders of each strategy)", () => {
+/** Whether a quote is a new worst price for the open trade: strictly beyond its threshold on its adverse side. */
+const beyondWorst = (t: WatchedTrade, bid: Decimal, ask: Decimal): boolean =>
+  t.side === "buy" ? compare(bid, t.threshold) < 0 : compare(ask, t.threshold) > 0;
+
+test("against a brute-force model: random snapshots, stale versions and quotes (the crossing orders and the open trades under water of each strategy)", () => {
   // Prices on a quarter grid over a narrow range, so orders share prices and quotes land on them.
   const price = fc.integer({ min: 396, max: 404 }).map((k) => (k / 4).toFixed(2));
   const orderSpec = fc.record({
@@ -122,6 +128,11 @@ test("against a brute-force model: random snapshots, stale versions and quotes (
     version: fc.integer({ min: 0, max: 12 }),
     orders: fc.uniqueArray(orderSpec, { selector: (o) => o.n, maxLength: 6 }),
     nextDueMs: fc.option(fc.integer({ min: 0, max: 100 })),
+    // A strategy holds one trade per symbol.
+    trades: fc.uniqueArray(
+      fc.record({ symbol: fc.constantFrom(...SYMBOLS), side: fc.constantFrom("buy" as const, "sell" as const), price }),
+      { selector: (t) => t.symbol, maxLength: 3 },
+    ),
   });
   const quoteCheck = fc.record({
     kind: fc.constant("quote" as const),
@@ -140,10 +151,16 @@ test("against a brute-force model: random snapshots, stale versions and quotes (
           const live = step.orders.map((o) =>
             order(step.strategyId * 100 + o.n, step.strategyId, o.type, o.side, o.price, o.symbol, o.working),
           );
+          const openTrades = step.trades.map((t) => ({
+            strategyId: step.strategyId,
+            fullSymbol: t.symbol,
+            side: t.side,
+            threshold: d(t.price),
+          }));
           const held = model.get(step.strategyId);
           const fresh = held === undefined || step.version > held.version;
-          assert.equal(index.update(snapshot(step.strategyId, step.version, live, step.nextDueMs)), fresh);
-          if (fresh) model.set(step.strategyId, { version: step.version, live, nextDueMs: step.nextDueMs });
+          assert.equal(index.update(snapshot(step.strategyId, step.version, live, step.nextDueMs, openTrades)), fresh);
+          if (fresh) model.set(step.strategyId, { version: step.version, live, nextDueMs: step.nextDueMs, openTrades });
         } else if (step.kind === "quote") {
           const bid = d((step.bid / 4).toFixed(2));
           const ask = d(((step.bid + step.spread) / 4).toFixed(2));
@@ -155,12 +172,23 @@ test("against a brute-force model: random snapshots, stale versions and quotes (
           const found = index.crossing(step.symbol, bid, ask);
           assert.deepEqual(sorted(found.keys()), sorted(expected.keys()));
           for (const [strategyId, ids] of expected) assert.deepEqual(sorted(found.get(strategyId) ?? []), sorted(ids));
+          const underWater = [...model.values()]
+            .flatMap((e) => e.openTrades)
+            .filter((t) => t.fullSymbol === step.symbol && beyondWorst(t, bid, ask))
+            .map((t) => t.strategyId);
+          const visited: number[] = [];
+          index.adverse(step.symbol, bid, ask, (strategyId) => visited.push(strategyId));
+          assert.deepEqual(sorted(visited), sorted(underWater));
         } else {
           const expected = [...model].filter(([, e]) => e.nextDueMs !== null && e.nextDueMs <= step.atMs);
           assert.deepEqual(sorted(index.due(step.atMs)), sorted(expected.map(([id]) => id)));
         }
         assert.equal(index.workingOrders, working().length);
-        assert.deepEqual(index.symbols().sort(), [...new Set(working().map((o) => o.instrument.fullSymbol))].sort());
+        const watchedSymbols = [...model.values()].flatMap((e) => e.openTrades.map((t) => t.fullSymbol));
+        assert.deepEqual(
+          index.symbols().sort(),
+          [...new Set([...working().map((o) => o.instrument.fullSymbol), ...watchedSymbols])].sort(),
+        );
         for (const [strategyId, entry] of model) assert.equal(index.version(strategyId), entry.version);
       }
     }),
