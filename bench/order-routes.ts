@@ -355,6 +355,8 @@ export async function httpBench(
 }
 
 export function printHttp(settings: HttpSettings, results: readonly [BackendName, HttpBackendFigures][]): void {
+  // BENCH_PART=loop measured nothing over HTTP.
+  if (results.length === 0) return;
   const aapl = simulatedAapl();
   console.log(
     `1. Over HTTP on GEN, ${settings.seconds} s per run after ${WARMUP_SECONDS} s of warm-up, pipelining 1; the service ` +
