@@ -3,6 +3,7 @@ import { readdirSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
 import pg from "pg";
+import { BUILT_ENV, buildDist } from "./helpers/built.js";
 
 /**
  * `npm test`: every test/**\/*.test.ts, two files at a time, on SQLite and on
@@ -10,7 +11,8 @@ import pg from "pg";
  * used. Without it, when this machine's PostgreSQL answers at 127.0.0.1:5432,
  * the run gets a fresh database (as .ci/run makes one), dropped when the run
  * ends, passed or failed. The first and the last line say which backends ran.
- * Arguments go to `node --test` (e.g. --test-name-pattern).
+ * Arguments go to `node --test` (e.g. --test-name-pattern). The service is
+ * built first: the children tests start run it compiled (./helpers/built.ts).
  */
 
 const HOST = "127.0.0.1";
@@ -103,7 +105,8 @@ const chosen = await backends();
 console.log(chosen.line);
 let code = 1;
 try {
-  code = await runSuite(chosen.env);
+  buildDist();
+  code = await runSuite({ ...chosen.env, [BUILT_ENV]: "1" });
 } finally {
   await chosen.cleanUp();
   console.log(chosen.line);

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { builtArgs } from "./built.js";
 
-/** The operator CLI as operators run it: a separate process on the same storage as the service. */
+/** The operator CLI as operators run it (`npm run cli`: dist/cli/main.js): a separate process on the same storage as the service. */
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** A hung CLI fails the test; generous, since `demo` runs for seconds and CI machines are busy. */
@@ -25,7 +26,7 @@ export function childEnv(storageEnv: Readonly<Record<string, string>>): NodeJS.P
 
 export function runCli(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<CliRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", ...args], {
+    const child = spawn(process.execPath, [...builtArgs("cli/main"), ...args], {
       cwd: ROOT,
       env,
       stdio: ["ignore", "pipe", "pipe"],

@@ -5,6 +5,7 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { builtArgs } from "./built.js";
 
 /**
  * The real service (`npm start`) as a child process over real sockets: started
@@ -115,8 +116,9 @@ export interface Server {
   stop(signal: NodeJS.Signals): Promise<Exit>;
 }
 
-export function spawnTsx(script: string, env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, ["--import", "tsx", script], { cwd: ROOT, env });
+/** Runs a module of src/ compiled (`main`, `store/migrate-cli`: see ./built.ts) as a child process. */
+export function spawnBuilt(module: string, env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, builtArgs(module), { cwd: ROOT, env });
   children.add(child);
   let stdout = "";
   let stderr = "";
@@ -138,12 +140,12 @@ export function withinTimeout<T>(promise: Promise<T>, ms: number, what: string):
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
-/** Starts `src/main.ts` on free ports and waits until all four servers accept connections. */
+/** Starts the service (`npm start`'s dist/main.js) on free ports and waits until all four servers accept connections. */
 export async function startServer(options: { dataDir?: string; env?: Record<string, string> } = {}): Promise<Server> {
   const dataDir = options.dataDir ?? tempDataDir();
   const [wl, gen, geo, legacy] = (await freePorts(4)) as [number, number, number, number];
   const ports = { WL: wl, GEN: gen, GEO: geo, LEGACY: legacy };
-  const proc = spawnTsx("src/main.ts", {
+  const proc = spawnBuilt("main", {
     ...baseEnv(),
     HOST,
     WL_PORT: String(wl),

@@ -10,6 +10,7 @@ import { balances, post } from "../../src/services/ledger.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
 import { insertStrategy } from "../../src/store/strategy-rows.js";
 import { transaction } from "../../src/store/transaction.js";
+import { builtArgs } from "../helpers/built.js";
 import { childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
 
@@ -129,7 +130,7 @@ for (const backend of BACKENDS) {
 
     test("killed mid-pass, then two passes at once: each period charged once", async () => {
       const env = childEnv(fresh.env);
-      const child = spawn(process.execPath, ["--import", "tsx", "src/cli/main.ts", "billing", "run", "--json"], {
+      const child = spawn(process.execPath, [...builtArgs("cli/main"), "billing", "run", "--json"], {
         cwd: ROOT,
         env,
         stdio: "ignore",

@@ -9,7 +9,7 @@ import {
   cleanUpProcesses,
   freePorts,
   HOST,
-  spawnTsx,
+  spawnBuilt,
   tempDataDir,
   withinTimeout,
 } from "../helpers/process.js";
@@ -25,7 +25,7 @@ after(cleanUpProcesses);
 async function startWith(env: Record<string, string>) {
   const dataDir = tempDataDir();
   const [wl, gen, geo, legacy] = (await freePorts(4)) as [number, number, number, number];
-  const proc = spawnTsx("src/main.ts", {
+  const proc = spawnBuilt("main", {
     ...baseEnv(),
     HOST,
     WL_PORT: String(wl),

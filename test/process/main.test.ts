@@ -15,7 +15,7 @@ import {
   type Server,
   type ServerName,
   send,
-  spawnTsx,
+  spawnBuilt,
   startServer,
   tempDataDir,
   waitFor,
@@ -311,7 +311,7 @@ describe("the migrate command", () => {
   test("applies the migrations once, then nothing", async () => {
     const dataDir = tempDataDir();
     const migrate = async () => {
-      const proc = spawnTsx("src/store/migrate-cli.ts", { ...baseEnv(), DATA_DIR: dataDir });
+      const proc = spawnBuilt("store/migrate-cli", { ...baseEnv(), DATA_DIR: dataDir });
       const exit = await withinTimeout(proc.exited, 30_000, "migrate");
       assert.deepEqual(exit, { code: 0, signal: null }, proc.stderr());
       const lines = proc

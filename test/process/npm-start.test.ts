@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { ensureBuilt } from "../helpers/built.js";
 import { baseEnv, cleanUpProcesses, HOST, send, tempDataDir, withinTimeout } from "../helpers/process.js";
 
 /** `npm start` as operators run it: compiled JavaScript, stopped by a signal to npm itself. */
@@ -52,8 +53,8 @@ function childCommands(pid: number): string[] {
 
 describe("npm start", () => {
   before(() => {
-    // What `npm install` builds (prepare), built again here so the test runs the code under test.
-    execFileSync("npm", ["run", "build"], { cwd: ROOT, stdio: "ignore" });
+    // What `npm install` builds (prepare), built again unless the run has, so the test runs the code under test.
+    ensureBuilt();
   });
 
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
