@@ -45,6 +45,19 @@ export function buyHeadsOf(
   return heads;
 }
 
+/** A phase's rate and per-quote times from its length and each quote's time in ms (sorted here). */
+export function quoteRates(durations: Float64Array, seconds: number) {
+  durations.sort();
+  return {
+    quotes: durations.length,
+    seconds: Number(seconds.toFixed(3)),
+    quotesPerSec: Math.round(durations.length / seconds),
+    quoteP50Us: Math.round(percentile(durations, 50) * 1000),
+    quoteP99Us: Math.round(percentile(durations, 99) * 1000),
+    quoteMaxMs: Number((durations.at(-1) ?? 0).toFixed(2)),
+  };
+}
+
 /** Feeds the quotes through the bare index, `yieldEvery` quotes between two turns of the event loop. */
 export async function bareQuiet(
   quotes: readonly MarketQuote[],
@@ -70,14 +83,5 @@ export async function bareQuiet(
     }
     durations[i] = performance.now() - t0;
   }
-  const seconds = (performance.now() - started) / 1000;
-  durations.sort();
-  return {
-    quotes: quotes.length,
-    seconds: Number(seconds.toFixed(3)),
-    quotesPerSec: Math.round(quotes.length / seconds),
-    quoteP50Us: Math.round(percentile(durations, 50) * 1000),
-    quoteP99Us: Math.round(percentile(durations, 99) * 1000),
-    crossed,
-  };
+  return { ...quoteRates(durations, (performance.now() - started) / 1000), crossed };
 }

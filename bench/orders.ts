@@ -38,7 +38,7 @@ import { createPerson } from "../src/services/people.js";
 import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
 import { transaction } from "../src/store/transaction.js";
-import { type BareFigures, bareQuiet, buyHeadsOf } from "./bare-loop.js";
+import { type BareFigures, bareQuiet, buyHeadsOf, quoteRates } from "./bare-loop.js";
 import {
   type BackendName,
   type HttpBackendFigures,
@@ -51,7 +51,6 @@ import {
 import {
   MARKET_OPEN_MS,
   onCleanup,
-  percentile,
   positiveIntFromEnv,
   printTable,
   progress,
@@ -297,16 +296,10 @@ async function feed(
   }
   // The phase ends when all it filled is durably committed.
   await loop.settleTrades();
-  const seconds = (performance.now() - started) / 1000;
-  durations.sort();
+  const rates = quoteRates(durations, (performance.now() - started) / 1000);
   const fills = await countFills(storage);
   return {
-    quotes: quotes.length,
-    seconds: Number(seconds.toFixed(3)),
-    quotesPerSec: Math.round(quotes.length / seconds),
-    quoteP50Us: Math.round(percentile(durations, 50) * 1000),
-    quoteP99Us: Math.round(percentile(durations, 99) * 1000),
-    quoteMaxMs: Number((durations.at(-1) ?? 0).toFixed(2)),
+    ...rates,
     fills,
     fillsInPhase: fills - fillsBefore,
     workingOrders: loop.index.workingOrders,
