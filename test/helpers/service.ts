@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { FastifyInstance } from "fastify";
-import { sql } from "kysely";
+import { type Kysely, sql } from "kysely";
 import type { Logger } from "pino";
 import { type App, createApp, type ServerName } from "../../src/app.js";
 import type { RateLimitConfig } from "../../src/config.js";
@@ -58,20 +58,27 @@ export async function freshStorage(backend: Backend): Promise<TestStorage> {
       await storage.close();
       const cleanup = await openStorage({ databaseUrl: url, dataDir: "" });
       try {
-        // Under the migrations' lock: a migration elsewhere reading the catalog must not see it half gone.
-        await cleanup.db.connection().execute(async (db) => {
-          await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(db);
-          try {
-            await db.schema.dropSchema(schema).ifExists().cascade().execute();
-          } finally {
-            await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(db);
-          }
-        });
+        await dropTestSchema(cleanup.db, schema);
       } finally {
         await cleanup.close();
       }
     },
   };
+}
+
+/**
+ * Drops a test's PostgreSQL schema under the migrations' lock: a migration in a
+ * parallel test reads every schema's catalog and must not see one half gone.
+ */
+export async function dropTestSchema<DB>(db: Kysely<DB>, schema: string): Promise<void> {
+  await db.connection().execute(async (connection) => {
+    await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
+    try {
+      await connection.schema.dropSchema(schema).ifExists().cascade().execute();
+    } finally {
+      await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
+    }
+  });
 }
 
 export interface TestServiceOptions {

@@ -3,7 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { Kysely, PostgresDialect, sql } from "kysely";
 import pg from "pg";
 import { namedStatementPool } from "../../src/store/pg-named-statements.js";
-import { BACKENDS } from "../helpers/service.js";
+import { BACKENDS, dropTestSchema } from "../helpers/service.js";
 
 interface Items {
   items: { id: number; label: string; note?: string | null };
@@ -48,7 +48,7 @@ describe("named statements on PostgreSQL", { skip: !BACKENDS.includes("postgres"
       .execute();
   });
   after(async () => {
-    await sql`drop schema ${sql.id(schema)} cascade`.execute(db);
+    await dropTestSchema(db, schema);
     await db.destroy();
   });
 
