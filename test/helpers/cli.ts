@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { fileURLToPath } from "node:url";
-import { builtArgs } from "./built.js";
+import { builtArgs, ROOT } from "./built.js";
 
 /** The operator CLI as operators run it (`npm run cli`: dist/cli/main.js): a separate process on the same storage as the service. */
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 /** A hung CLI fails the test; generous, since `demo` runs for seconds and CI machines are busy. */
 const CLI_TIMEOUT_MS = 120_000;
 

@@ -4,8 +4,7 @@ import http from "node:http";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { builtArgs } from "./built.js";
+import { builtArgs, ROOT } from "./built.js";
 
 /**
  * The real service (`npm start`) as a child process over real sockets: started
@@ -13,7 +12,6 @@ import { builtArgs } from "./built.js";
  * `cleanUpProcesses` in `after`, so a failing test leaves no child or directory.
  */
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 export const HOST = "127.0.0.1";
 const READY_TIMEOUT_MS = 30_000;
 export const EXIT_TIMEOUT_MS = 5_000;

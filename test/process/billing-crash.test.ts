@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
 import { ControllableClock } from "../../src/core/clock.js";
 import { decimal } from "../../src/core/decimal.js";
 import { EXTERNAL_ACCOUNT, houseAccount } from "../../src/core/ledger.js";
@@ -10,7 +9,7 @@ import { balances, post } from "../../src/services/ledger.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
 import { insertStrategy } from "../../src/store/strategy-rows.js";
 import { transaction } from "../../src/store/transaction.js";
-import { builtArgs } from "../helpers/built.js";
+import { builtArgs, ROOT } from "../helpers/built.js";
 import { childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
 
@@ -23,7 +22,6 @@ import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js"
  * paid exactly what its subscriptions cost.
  */
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const START = Date.UTC(2027, 0, 15, 12);
 const RESOLD = 6_000;
 const DIRECT = 400;

@@ -3,13 +3,11 @@ import { spawn } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { ensureBuilt } from "../helpers/built.js";
+import { ensureBuilt, ROOT } from "../helpers/built.js";
 import { baseEnv, cleanUpProcesses, HOST, send, tempDataDir, withinTimeout } from "../helpers/process.js";
 
 /** `npm start` as operators run it: compiled JavaScript, stopped by a signal to npm itself. */
 
-const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const KEY = "npm-start-admin-key-0123456789abcdef";
 
 after(cleanUpProcesses);
