@@ -1,0 +1,400 @@
+import { ORDERS_CHANNEL } from "../channels.js";
+import { ACCOUNT_ORDER_COLUMNS, COPY_SKIP_COLUMNS, type JournalColumn } from "./autotrade-columns.js";
+import type { JournalBatch } from "./batch.js";
+
+/**
+ * What the PostgreSQL journal (postgres-journal-thread.ts) sends: each batch
+ * is one transaction of three round trips whatever the batch holds: the
+ * accounts are locked in id order (two processes never deadlock on them) and
+ * checked against the versions the frame read; every table is written by one
+ * prepared statement (arrays unnested); it commits. At commit the other
+ * processes are told which accounts moved (NOTIFY).
+ */
+type Column = JournalColumn;
+
+const ORDER_COLUMNS: readonly Column[] = [
+  ["id", "bigint"],
+  ["strategy_id", "bigint"],
+  ["account_id", "bigint"],
+  ["symbol", "text"],
+  ["symbol_type", "text"],
+  ["order_type", "text"],
+  ["side", "text"],
+  ["open_close", "text"],
+  ["tif", "text"],
+  ["quantity", "text"],
+  ["limit_price", "text"],
+  ["stop_price", "text"],
+  ["profit_target", "text"],
+  ["stop_loss", "text"],
+  ["do_not_create_oca", "integer"],
+  ["do_not_sync_to_open", "integer"],
+  ["parent_id", "bigint"],
+  ["oca_group_id", "bigint"],
+  ["cancel_replace_id", "bigint"],
+  ["parked_until", "bigint"],
+  ["expires_at", "bigint"],
+  ["signal_type", "integer"],
+  ["status", "text"],
+  ["filled_quantity", "text"],
+  ["filled_notional", "text"],
+  ["info", "text"],
+  ["posted_at", "bigint"],
+  ["updated_at", "bigint"],
+  ["closed_at", "bigint"],
+  ["local_signal_id", "text"],
+  ["sent_symbol", "text"],
+];
+const ORDER_CHANGES: readonly Column[] = [
+  ["id", "bigint"],
+  ["status", "text"],
+  ["filled_quantity", "text"],
+  ["filled_notional", "text"],
+  ["parent_id", "bigint"],
+  ["expires_at", "bigint"],
+  ["updated_at", "bigint"],
+  ["info", "text"],
+  ["closed_at", "bigint"],
+];
+const TRADE_CHANGES: readonly Column[] = [
+  ["id", "bigint"],
+  ["closed_at", "bigint"],
+  ["opened_quantity", "text"],
+  ["closed_quantity", "text"],
+  ["open_notional", "text"],
+  ["close_notional", "text"],
+  ["realized", "text"],
+  ["commission", "text"],
+  ["evaluated_at", "bigint"],
+  ["mae_amount", "text"],
+  ["mae_worst_price", "text"],
+  ["mae_worst_price_at", "bigint"],
+  ["mae_equity", "text"],
+  ["mae_entry_price", "text"],
+  ["mae_open_quantity", "text"],
+  ["plan_commissions", "text"],
+];
+const TRADE_COLUMNS: readonly Column[] = [
+  ...TRADE_CHANGES,
+  ["strategy_id", "bigint"],
+  ["account_id", "bigint"],
+  ["symbol", "text"],
+  ["symbol_type", "text"],
+  ["side", "text"],
+  ["opened_at", "bigint"],
+];
+const FILL_COLUMNS: readonly Column[] = [
+  ["order_id", "bigint"],
+  ["strategy_id", "bigint"],
+  ["account_id", "bigint"],
+  ["trade_id", "bigint"],
+  ["symbol", "text"],
+  ["symbol_type", "text"],
+  ["side", "text"],
+  ["quantity", "text"],
+  ["price", "text"],
+  ["commission", "text"],
+  ["realized", "text"],
+  ["cash", "text"],
+  ["usd_rate", "text"],
+  ["position_after", "text"],
+  ["filled_at", "bigint"],
+];
+const POSITION_COLUMNS: readonly Column[] = [
+  ["account_id", "bigint"],
+  ["symbol", "text"],
+  ["strategy_id", "bigint"],
+  ["symbol_type", "text"],
+  ["quantity", "text"],
+  ["cost", "text"],
+  ["opened_at", "bigint"],
+  ["trade_id", "bigint"],
+];
+const EVENT_COLUMNS: readonly Column[] = [
+  ["account_id", "bigint"],
+  ["seq", "bigint"],
+  ["kind", "text"],
+  ["order_id", "bigint"],
+  ["payload", "text"],
+  ["actor_person_id", "bigint"],
+  ["on_behalf_of_person_id", "bigint"],
+  ["origin", "text"],
+  ["at", "bigint"],
+];
+const RECORD_COLUMNS: readonly Column[] = [
+  ["strategy_id", "bigint"],
+  ["fills_stock", "bigint"],
+  ["fills_option", "bigint"],
+  ["fills_future", "bigint"],
+  ["fills_forex", "bigint"],
+  ["latest_fill_at", "bigint"],
+  ["closed_trades", "bigint"],
+  ["winners", "bigint"],
+  ["losers", "bigint"],
+  ["sum_winners_cents", "bigint"],
+  ["sum_losers_cents", "bigint"],
+  ["duration_ms", "bigint"],
+];
+const ACCOUNT_COLUMNS: readonly Column[] = [
+  ["id", "bigint"],
+  ["cash", "text"],
+  ["commissionsPaid", "text"],
+  ["planCommissions", "text"],
+  ["eventSeq", "bigint"],
+];
+
+/**
+ * The batch's writes as one statement: each table's rows are arrays unnested
+ * in a data-modifying CTE of their own. A batch never holds the same row
+ * twice (an order, trade or position is new, changed or closed, not two of
+ * them; a strategy's flags and portfolio are one update), and foreign keys
+ * are checked at the statement's end, so the CTEs need no order among them.
+ * The statement's result is the notifications telling other processes which
+ * accounts moved, delivered when the transaction commits.
+ */
+class WriteStatement {
+  readonly #parts: string[] = [];
+  readonly #columns: (readonly Column[])[] = [];
+  #next = 1;
+
+  /** A CTE over the rows of `columns`; `body(source)` is its statement, `source` the unnested rows as `u`. */
+  table(name: string, columns: readonly Column[], body: (source: string) => string): this {
+    const params = columns.map(([, type]) => `$${this.#next++}::${type}[]`);
+    const source = `unnest(${params.join(", ")}) as u(${columns.map(([column]) => `"${column}"`).join(", ")})`;
+    this.#parts.push(`${name} as (${body(source)})`);
+    this.#columns.push(columns);
+    return this;
+  }
+
+  /** The text, ending in the notifications (channel and payload pieces are the last two parameters). */
+  text(): string {
+    const channel = this.#next;
+    return `with ${this.#parts.join(",\n")}\nselect pg_notify($${channel}::text, current_schema() || piece) from unnest($${channel + 1}::text[]) as piece`;
+  }
+
+  /** The parameters: each table's column arrays, in the order the tables were named. */
+  values(tables: readonly (readonly object[])[]): unknown[][] {
+    return this.#columns.flatMap((columns, i) => arrays(tables[i] ?? [], columns));
+  }
+}
+
+const names = (columns: readonly Column[]) => columns.map(([name]) => name).join(", ");
+const inserted = (table: string, columns: readonly Column[]) => (source: string) =>
+  `insert into ${table} (${names(columns)}) select u.* from ${source}`;
+const updated = (table: string, columns: readonly Column[]) => (source: string) =>
+  `update ${table} t set ${columns
+    .filter(([name]) => name !== "id")
+    .map(([name]) => `${name} = u.${name}`)
+    .join(", ")} from ${source} where t.id = u.id`;
+
+const OCA_GROUP_COLUMNS: readonly Column[] = [
+  ["id", "bigint"],
+  ["strategy_id", "bigint"],
+  ["account_id", "bigint"],
+  ["local_id", "text"],
+];
+const CLOSED_POSITION_COLUMNS: readonly Column[] = [
+  ["account_id", "bigint"],
+  ["symbol", "text"],
+];
+const STRATEGY_COLUMNS: readonly Column[] = [
+  ["id", "bigint"],
+  ["trades_stocks", "integer"],
+  ["trades_options", "integer"],
+  ["trades_futures", "integer"],
+  ["trades_forex", "integer"],
+  ["sets_desired", "integer"],
+  ["desired_positions", "text"],
+];
+const IDEMPOTENCY_KEY_COLUMNS: readonly Column[] = [
+  ["person_id", "bigint"],
+  ["key", "text"],
+];
+const CONSUMER_COLUMNS: readonly Column[] = [
+  ["consumer", "text"],
+  ["accountId", "bigint"],
+  ["seq", "bigint"],
+];
+
+const WRITE = new WriteStatement()
+  .table("oca", OCA_GROUP_COLUMNS, inserted("oca_groups", OCA_GROUP_COLUMNS))
+  .table("new_orders", ORDER_COLUMNS, inserted("orders", ORDER_COLUMNS))
+  .table("new_trades", TRADE_COLUMNS, inserted("trades", TRADE_COLUMNS))
+  .table("changed_orders", ORDER_CHANGES, updated("orders", ORDER_CHANGES))
+  .table("changed_trades", TRADE_CHANGES, updated("trades", TRADE_CHANGES))
+  .table("fills", FILL_COLUMNS, inserted("fills", FILL_COLUMNS))
+  .table(
+    "closed_positions",
+    CLOSED_POSITION_COLUMNS,
+    (source) => `delete from positions p using ${source} where p.account_id = u.account_id and p.symbol = u.symbol`,
+  )
+  .table(
+    "open_positions",
+    POSITION_COLUMNS,
+    (source) => `${inserted("positions", POSITION_COLUMNS)(source)}
+      on conflict (account_id, symbol) do update set ${POSITION_COLUMNS.slice(2)
+        .map(([name]) => `${name} = excluded.${name}`)
+        .join(", ")}`,
+  )
+  .table("events", EVENT_COLUMNS, inserted("order_events", EVENT_COLUMNS))
+  .table(
+    "strategies_traded",
+    STRATEGY_COLUMNS,
+    (source) => `update strategies s set trades_stocks = greatest(s.trades_stocks, u.trades_stocks),
+      trades_options = greatest(s.trades_options, u.trades_options),
+      trades_futures = greatest(s.trades_futures, u.trades_futures),
+      trades_forex = greatest(s.trades_forex, u.trades_forex),
+      desired_positions = case when u.sets_desired = 1 then u.desired_positions else s.desired_positions end
+    from ${source} where s.id = u.id`,
+  )
+  .table(
+    "records",
+    RECORD_COLUMNS,
+    (source) => `insert into strategy_records as r (${names(RECORD_COLUMNS)}) select u.* from ${source}
+      on conflict (strategy_id) do update set ${RECORD_COLUMNS.slice(1)
+        .map(([name]) =>
+          name === "latest_fill_at"
+            ? "latest_fill_at = greatest(r.latest_fill_at, excluded.latest_fill_at)"
+            : `${name} = r.${name} + excluded.${name}`,
+        )
+        .join(", ")}`,
+  )
+  .table("account_orders", ACCOUNT_ORDER_COLUMNS, inserted("account_orders", ACCOUNT_ORDER_COLUMNS))
+  .table(
+    "copy_skips",
+    COPY_SKIP_COLUMNS,
+    (source) => `${inserted("copy_skips", COPY_SKIP_COLUMNS)(source)} on conflict do nothing`,
+  )
+  .table(
+    "consumers",
+    CONSUMER_COLUMNS,
+    (source) => `insert into outbox_positions (consumer, account_id, seq) select u.* from ${source}
+      on conflict (consumer, account_id) do update set seq = excluded.seq`,
+  )
+  .table(
+    "committed_keys",
+    IDEMPOTENCY_KEY_COLUMNS,
+    (source) => `update idempotency_keys k set state = 'committed' from ${source}
+      where k.person_id = u.person_id and k.key = u.key and k.state = 'pending'`,
+  )
+  .table(
+    "moved_accounts",
+    ACCOUNT_COLUMNS,
+    (source) => `update accounts a set version = a.version + 1, cash = u."cash", commissions_paid = u."commissionsPaid",
+      plan_commissions = u."planCommissions", event_seq = u."eventSeq" from ${source} where a.id = u.id`,
+  );
+
+export const SQL = {
+  write: WRITE.text(),
+  reserve: "select nextval(pg_get_serial_sequence($1, 'id'))::bigint as id from generate_series(1, $2)",
+} as const;
+
+/**
+ * The journal's connection never scans a table: every statement it sends
+ * finds its rows by key (an account, an order, a trade by id; a position by
+ * account and symbol). Left to estimates, the planner may join a batch's rows
+ * to a whole table instead, as it did with statistics not yet gathered on
+ * 100,000 orders: each batch of fills read all of them to change a few
+ * hundred (35 ms of a 70 ms write).
+ */
+export const SESSION_SETTINGS = "set enable_seqscan = off";
+
+/** The column arrays of rows, in the columns' order. */
+function arrays(rows: readonly object[], columns: readonly Column[]): unknown[][] {
+  return columns.map(([name]) => rows.map((row) => (row as Record<string, unknown>)[name] ?? null));
+}
+
+/** A consumer's name goes into SQL text as it is: it is one of ours, and never anything but these characters. */
+const CONSUMER_NAME = /^[a-z_]+$/;
+
+/**
+ * The statements that begin the batch's transaction and lock what it moves,
+ * sent together (one round trip): the accounts in id order (two processes
+ * never deadlock on them), then the consumers' positions, a first one made at
+ * 0 beforehand so there is a row to lock (two processes taking the same first
+ * events wait for each other instead of both finding no row). Only ids and
+ * consumer names are in the text: integers, and names checked above.
+ */
+export function lockText(batch: JournalBatch): string {
+  const ids = (values: readonly number[]) => {
+    if (!values.every(Number.isSafeInteger)) throw new Error("an account id that is not an integer");
+    return `'{${values.join(",")}}'::bigint[]`;
+  };
+  const consumers = (values: readonly string[]) => {
+    if (!values.every((name) => CONSUMER_NAME.test(name))) throw new Error("a consumer name outside [a-z_]");
+    return `array[${values.map((name) => `'${name}'`).join(",")}]::text[]`;
+  };
+  const statements = [
+    "begin",
+    `select id, version from accounts where id = any(${ids(batch.accounts.map((a) => a.id))}) order by id for update`,
+  ];
+  const first = batch.consumers.filter((c) => c.expected === null);
+  if (first.length > 0) {
+    statements.push(`insert into outbox_positions (consumer, account_id, seq)
+      select consumer, account_id, 0 from unnest(${consumers(first.map((c) => c.consumer))},
+        ${ids(first.map((c) => c.accountId))}) as c(consumer, account_id)
+      order by consumer, account_id on conflict do nothing`);
+  }
+  if (batch.consumers.length > 0) {
+    statements.push(`select o.consumer, o.account_id, o.seq from outbox_positions o
+      join unnest(${consumers(batch.consumers.map((c) => c.consumer))}, ${ids(batch.consumers.map((c) => c.accountId))})
+        as c(consumer, account_id) on o.consumer = c.consumer and o.account_id = c.account_id
+      for update of o`);
+  }
+  return statements.join(";\n");
+}
+
+/** A NOTIFY payload is at most 8000 bytes: account lists are sent in pieces. */
+const NOTIFY_PIECE = 7000;
+
+/** Other processes learn which accounts moved, to what version, when this commits. */
+function notifications(batch: JournalBatch, origin: string): string[] {
+  const pieces: string[] = [];
+  let piece = "";
+  for (const account of batch.accounts) {
+    piece += `${piece === "" ? "" : ","}${account.id}:${account.strategyId}:${account.expectedVersion + 1}:${account.eventSeq}`;
+    if (piece.length > NOTIFY_PIECE) {
+      pieces.push(`|${origin}|${piece}`);
+      piece = "";
+    }
+  }
+  if (piece !== "") pieces.push(`|${origin}|${piece}`);
+  return pieces;
+}
+
+/** The write statement's parameters for the batch, ending in the notifications of the accounts it moves. */
+export function writeValues(batch: JournalBatch, origin: string): unknown[] {
+  return [
+    ...WRITE.values([
+      batch.ocaGroups,
+      batch.newOrders,
+      batch.newTrades,
+      batch.changedOrders,
+      batch.changedTrades,
+      batch.fills,
+      batch.closedPositions,
+      batch.positions,
+      batch.events,
+      batch.strategies.map(strategyRow),
+      batch.recordTotals,
+      batch.accountOrders,
+      batch.copySkips,
+      batch.consumers,
+      batch.idempotencyKeys,
+      batch.accounts,
+    ]),
+    ORDERS_CHANNEL,
+    notifications(batch, origin),
+  ];
+}
+
+/** A strategy's flags and portfolio as one row of the strategies' update. */
+const strategyRow = (strategy: JournalBatch["strategies"][number]) => ({
+  id: strategy.id,
+  trades_stocks: strategy.tradedKinds.includes("trades_stocks") ? 1 : 0,
+  trades_options: strategy.tradedKinds.includes("trades_options") ? 1 : 0,
+  trades_futures: strategy.tradedKinds.includes("trades_futures") ? 1 : 0,
+  trades_forex: strategy.tradedKinds.includes("trades_forex") ? 1 : 0,
+  sets_desired: strategy.desiredPositions !== undefined ? 1 : 0,
+  desired_positions: strategy.desiredPositions ?? null,
+});

@@ -1,0 +1,171 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { sql } from "kysely";
+import pg from "pg";
+import { ControllableClock } from "../../src/core/clock.js";
+import { createPerson } from "../../src/services/people.js";
+import type { JournalBatch } from "../../src/store/journal/batch.js";
+import { SESSION_SETTINGS, SQL, writeValues } from "../../src/store/journal/postgres-journal-statements.js";
+import { migrateToLatest } from "../../src/store/migrate.js";
+import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
+
+const ORDERS = 20_000;
+const CHANGED = 500;
+const NOW_MS = Date.parse("2026-03-10T14:00:00Z");
+
+interface PlanNode {
+  readonly "Node Type": string;
+  readonly "Relation Name"?: string;
+  readonly Plans?: readonly PlanNode[];
+}
+
+/** The tables the plan reads whole. */
+function scannedTables(node: PlanNode): string[] {
+  const own = node["Node Type"] === "Seq Scan" ? [node["Relation Name"] ?? "?"] : [];
+  return [...own, ...(node.Plans ?? []).flatMap(scannedTables)];
+}
+
+/**
+ * The PostgreSQL journal's write finds every row it changes by key, whatever
+ * the planner believes of the table: here 20,000 orders whose statistics were
+ * never gathered (autovacuum is off for the table, as it would not have run
+ * yet after a bulk load), and a batch that changes 500 of them.
+ */
+describe("the PostgreSQL journal's write plan", { skip: !BACKENDS.includes("postgres") }, () => {
+  let fresh: TestStorage;
+  let schema: string;
+  let batch: JournalBatch;
+
+  const explain = async (settings: string | null): Promise<string[]> => {
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL, options: `-c search_path=${schema}` });
+    await client.connect();
+    try {
+      if (settings) await client.query(settings);
+      const result = await client.query({
+        text: `explain (format json) ${SQL.write}`,
+        values: writeValues(batch, "plan-test"),
+      });
+      const [{ Plan: plan }] = result.rows[0]["QUERY PLAN"] as [{ Plan: PlanNode }];
+      return scannedTables(plan);
+    } finally {
+      await client.end();
+    }
+  };
+
+  before(async () => {
+    fresh = await freshStorage("postgres");
+    const { storage } = fresh;
+    await migrateToLatest(storage);
+    schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db)).rows[0]
+      ?.schema as string;
+    await sql`alter table orders set (autovacuum_enabled = false)`.execute(storage.db);
+    const clock = new ControllableClock(() => NOW_MS, { kind: "fixed", atMs: NOW_MS });
+    const { personId } = await createPerson(
+      { storage, clock },
+      { email: "plan@example.com", firstName: "Plan", lastName: "Owner", role: "person" },
+    );
+    const strategy = await storage.db
+      .insertInto("strategies")
+      .values({
+        name: "Plan",
+        owner_person_id: personId,
+        white_label_site_id: null,
+        is_private: 0,
+        starting_capital: "100000",
+        short_description: null,
+        long_description: null,
+        pending_short_description: null,
+        pending_long_description: null,
+        review_note: null,
+        created_at: NOW_MS,
+        updated_at: NOW_MS,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    const account = await storage.db
+      .insertInto("accounts")
+      .values({
+        kind: "model",
+        strategy_id: strategy.id,
+        cash: "100000",
+        starting_cash: "100000",
+        commission_plan: "Default",
+        created_at: NOW_MS,
+      })
+      .returning("id")
+      .executeTakeFirstOrThrow();
+    for (let first = 0; first < ORDERS; first += 1_000) {
+      await storage.db
+        .insertInto("orders")
+        .values(
+          Array.from({ length: 1_000 }, () => ({
+            strategy_id: strategy.id,
+            account_id: account.id,
+            symbol: "AAPL",
+            symbol_type: "stock",
+            order_type: "limit" as const,
+            side: "buy" as const,
+            open_close: "open" as const,
+            tif: "gtc" as const,
+            quantity: "1",
+            limit_price: "1",
+            stop_price: null,
+            profit_target: null,
+            stop_loss: null,
+            parent_id: null,
+            oca_group_id: null,
+            cancel_replace_id: null,
+            parked_until: null,
+            expires_at: null,
+            signal_type: 1,
+            status: "Working",
+            info: null,
+            posted_at: NOW_MS,
+            updated_at: NOW_MS,
+            closed_at: null,
+          })),
+        )
+        .execute();
+    }
+    const changed = await storage.db.selectFrom("orders").selectAll().orderBy("id").limit(CHANGED).execute();
+    batch = {
+      accounts: [
+        {
+          id: account.id,
+          strategyId: strategy.id,
+          expectedVersion: 0,
+          cash: "100000",
+          commissionsPaid: "0",
+          planCommissions: "{}",
+          eventSeq: 0,
+        },
+      ],
+      strategies: [],
+      ocaGroups: [],
+      newOrders: [],
+      changedOrders: changed.map((order) => ({ ...order, status: "Canceled", closed_at: NOW_MS })),
+      newTrades: [],
+      changedTrades: [],
+      fills: [],
+      positions: [],
+      closedPositions: [],
+      events: [],
+      consumers: [],
+      recordTotals: [],
+      accountOrders: [],
+      copySkips: [],
+      idempotencyKeys: [],
+    };
+  });
+  after(async () => {
+    await fresh?.dispose();
+  });
+
+  test("left to its estimates the planner reads all the orders to change 500 of them", async () => {
+    assert.ok((await explain(null)).includes("orders"));
+  });
+
+  test("the journal's session finds each row by key: no table is read whole", async () => {
+    assert.deepEqual(await explain(SESSION_SETTINGS), []);
+  });
+});
