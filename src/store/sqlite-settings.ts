@@ -8,7 +8,9 @@ export function configureSqlite(database: SqliteDatabase.Database): void {
   // The CLI, the service and the journal's thread share the file; wait for the other writer instead of failing.
   database.pragma("busy_timeout = 5000");
   database.pragma("foreign_keys = ON");
-  // Checkpoints run in small steps on the journal's thread (src/store/journal), instead of one large
-  // stall every 1000 pages inside some unlucky request.
+  // Checkpoints run in small steps on a thread of their own (src/store/journal/sqlite-checkpoint-thread.ts),
+  // instead of one large stall every 1000 pages inside some unlucky request.
   database.pragma("wal_autocheckpoint = 0");
+  // A log that grew past 64 MiB (a burst between two checkpoints) is cut back to it when it starts over.
+  database.pragma("journal_size_limit = 67108864");
 }
