@@ -2,11 +2,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
-import { ControllableClock } from "../../src/core/clock.js";
-import { createPerson } from "../../src/services/people.js";
 import type { JournalBatch } from "../../src/store/journal/batch.js";
 import { SESSION_SETTINGS, SQL, writeValues } from "../../src/store/journal/postgres-journal-statements.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
+import { modelAccounts } from "../helpers/model-accounts.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
 
 const ORDERS = 20_000;
@@ -59,47 +58,14 @@ describe("the PostgreSQL journal's write plan", { skip: !BACKENDS.includes("post
     schema = (await sql<{ schema: string }>`select current_schema() as schema`.execute(storage.db)).rows[0]
       ?.schema as string;
     await sql`alter table orders set (autovacuum_enabled = false)`.execute(storage.db);
-    const clock = new ControllableClock(() => NOW_MS, { kind: "fixed", atMs: NOW_MS });
-    const { personId } = await createPerson(
-      { storage, clock },
-      { email: "plan@example.com", firstName: "Plan", lastName: "Owner", role: "person" },
-    );
-    const strategy = await storage.db
-      .insertInto("strategies")
-      .values({
-        name: "Plan",
-        owner_person_id: personId,
-        white_label_site_id: null,
-        is_private: 0,
-        starting_capital: "100000",
-        short_description: null,
-        long_description: null,
-        pending_short_description: null,
-        pending_long_description: null,
-        review_note: null,
-        created_at: NOW_MS,
-        updated_at: NOW_MS,
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
-    const account = await storage.db
-      .insertInto("accounts")
-      .values({
-        kind: "model",
-        strategy_id: strategy.id,
-        cash: "100000",
-        starting_cash: "100000",
-        commission_plan: "Default",
-        created_at: NOW_MS,
-      })
-      .returning("id")
-      .executeTakeFirstOrThrow();
+    const [account] = await modelAccounts(storage, 1, NOW_MS);
+    if (!account) throw new Error("no model account");
     for (let first = 0; first < ORDERS; first += 1_000) {
       await storage.db
         .insertInto("orders")
         .values(
           Array.from({ length: 1_000 }, () => ({
-            strategy_id: strategy.id,
+            strategy_id: account.strategyId,
             account_id: account.id,
             symbol: "AAPL",
             symbol_type: "stock",
@@ -132,7 +98,7 @@ describe("the PostgreSQL journal's write plan", { skip: !BACKENDS.includes("post
       accounts: [
         {
           id: account.id,
-          strategyId: strategy.id,
+          strategyId: account.strategyId,
           expectedVersion: 0,
           cash: "100000",
           commissionsPaid: "0",

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import { ControllableClock } from "../../src/core/clock.js";
-import { createPerson } from "../../src/services/people.js";
 import type { AccountCommit, JournalBatch, NewOrderEvent, StoredOrder } from "../../src/store/journal/batch.js";
 import { openSqliteJournal } from "../../src/store/journal/sqlite-journal.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
+import { modelAccounts } from "../helpers/model-accounts.js";
 import { freshStorage, type TestStorage } from "../helpers/service.js";
 
 const ACCOUNTS = 100;
@@ -41,47 +40,8 @@ describe("the SQLite journal's WAL under steady writes", () => {
     await migrateToLatest(storage);
     if (storage.location.backend !== "sqlite") throw new Error("not SQLite");
     file = storage.location.file;
-    const clock = new ControllableClock(() => NOW_MS, { kind: "fixed", atMs: NOW_MS });
-    const { personId } = await createPerson(
-      { storage, clock },
-      { email: "wal@example.com", firstName: "Wal", lastName: "Owner", role: "person" },
-    );
-    const strategies = await storage.db
-      .insertInto("strategies")
-      .values(
-        Array.from({ length: ACCOUNTS }, (_, i) => ({
-          name: `Wal ${i}`,
-          owner_person_id: personId,
-          white_label_site_id: null,
-          is_private: 0,
-          starting_capital: "100000",
-          short_description: null,
-          long_description: null,
-          pending_short_description: null,
-          pending_long_description: null,
-          review_note: null,
-          created_at: NOW_MS,
-          updated_at: NOW_MS,
-        })),
-      )
-      .returning("id")
-      .execute();
-    const rows = await storage.db
-      .insertInto("accounts")
-      .values(
-        strategies.map((strategy) => ({
-          kind: "model" as const,
-          strategy_id: strategy.id,
-          cash: "100000",
-          starting_cash: "100000",
-          commission_plan: "Default",
-          created_at: NOW_MS,
-        })),
-      )
-      .returning(["id", "strategy_id"])
-      .execute();
-    for (const row of rows) {
-      accounts.push({ id: row.id, strategyId: row.strategy_id as number, version: 0, eventSeq: 0 });
+    for (const account of await modelAccounts(storage, ACCOUNTS, NOW_MS)) {
+      accounts.push({ ...account, version: 0, eventSeq: 0 });
     }
   });
   after(async () => {
