@@ -36,8 +36,13 @@ interface CheckpointResult {
 }
 
 function step(): void {
-  const [passive] = db.pragma("wal_checkpoint(PASSIVE)") as CheckpointResult[];
-  if (passive && passive.log >= restartFrames) db.pragma("wal_checkpoint(RESTART)");
+  try {
+    const [passive] = db.pragma("wal_checkpoint(PASSIVE)") as CheckpointResult[];
+    if (passive && passive.log >= restartFrames) db.pragma("wal_checkpoint(RESTART)");
+  } catch {
+    // A checkpoint that fails (the file busy or locked a moment) leaves the log as it was: the next
+    // step tries again. Thrown out of the timer it would end the thread, and checkpoints with it.
+  }
 }
 
 const timer = setInterval(step, checkpointMs);
