@@ -5,8 +5,8 @@ import pg from "pg";
 import type { JournalBatch } from "../../src/store/journal/batch.js";
 import { SESSION_SETTINGS, SQL, writeValues } from "../../src/store/journal/postgres-journal-statements.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
-import { modelAccounts } from "../helpers/model-accounts.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
+import { accountCommit, journalBatch, modelAccounts, restingOrder } from "../helpers/store-rows.js";
 
 const ORDERS = 20_000;
 const CHANGED = 500;
@@ -63,65 +63,14 @@ describe("the PostgreSQL journal's write plan", { skip: !BACKENDS.includes("post
     for (let first = 0; first < ORDERS; first += 1_000) {
       await storage.db
         .insertInto("orders")
-        .values(
-          Array.from({ length: 1_000 }, () => ({
-            strategy_id: account.strategyId,
-            account_id: account.id,
-            symbol: "AAPL",
-            symbol_type: "stock",
-            order_type: "limit" as const,
-            side: "buy" as const,
-            open_close: "open" as const,
-            tif: "gtc" as const,
-            quantity: "1",
-            limit_price: "1",
-            stop_price: null,
-            profit_target: null,
-            stop_loss: null,
-            parent_id: null,
-            oca_group_id: null,
-            cancel_replace_id: null,
-            parked_until: null,
-            expires_at: null,
-            signal_type: 1,
-            status: "Working",
-            info: null,
-            posted_at: NOW_MS,
-            updated_at: NOW_MS,
-            closed_at: null,
-          })),
-        )
+        .values(Array.from({ length: 1_000 }, () => restingOrder(account, NOW_MS)))
         .execute();
     }
     const changed = await storage.db.selectFrom("orders").selectAll().orderBy("id").limit(CHANGED).execute();
-    batch = {
-      accounts: [
-        {
-          id: account.id,
-          strategyId: account.strategyId,
-          expectedVersion: 0,
-          cash: "100000",
-          commissionsPaid: "0",
-          planCommissions: "{}",
-          eventSeq: 0,
-        },
-      ],
-      strategies: [],
-      ocaGroups: [],
-      newOrders: [],
+    batch = journalBatch({
+      accounts: [accountCommit(account, 0, 0)],
       changedOrders: changed.map((order) => ({ ...order, status: "Canceled", closed_at: NOW_MS })),
-      newTrades: [],
-      changedTrades: [],
-      fills: [],
-      positions: [],
-      closedPositions: [],
-      events: [],
-      consumers: [],
-      recordTotals: [],
-      accountOrders: [],
-      copySkips: [],
-      idempotencyKeys: [],
-    };
+    });
   });
   after(async () => {
     await fresh?.dispose();

@@ -1,11 +1,11 @@
 import assert from "node:assert/strict";
 import { statSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
-import type { AccountCommit, JournalBatch, NewOrderEvent, StoredOrder } from "../../src/store/journal/batch.js";
+import type { NewOrderEvent, StoredOrder } from "../../src/store/journal/batch.js";
 import { openSqliteJournal } from "../../src/store/journal/sqlite-journal.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
-import { modelAccounts } from "../helpers/model-accounts.js";
 import { freshStorage, type TestStorage } from "../helpers/service.js";
+import { accountCommit, journalBatch, modelAccounts, restingOrder } from "../helpers/store-rows.js";
 
 const ACCOUNTS = 100;
 const ORDERS_PER_BATCH = 25;
@@ -26,8 +26,7 @@ interface Account {
  * frames always arrive while one copies), and it grew by some 18 KB for every
  * resting order (1.9 GB in 15 s of bench:orders). Here, 10,000 orders in
  * batches of 25 over 100 accounts, as the order path makes them: without the
- * restarting checkpoint the log ends at its 64 MiB size limit, with it at
- * 9-15 MiB.
+ * restarting checkpoint the log ends past 50 MiB, with it at 7-21 MiB.
  */
 describe("the SQLite journal's WAL under steady writes", () => {
   let fresh: TestStorage;
@@ -59,13 +58,14 @@ describe("the SQLite journal's WAL under steady writes", () => {
         const moved = new Map<number, Account>();
         for (let i = 0; i < ORDERS_PER_BATCH; i++) {
           const account = accounts[(b * ORDERS_PER_BATCH + i) % ACCOUNTS] as Account;
-          const order = restingOrder(nextId++, account);
+          const order = { id: nextId++, ...restingOrder(account, NOW_MS) };
           newOrders.push(order);
           account.eventSeq += 1;
           events.push(acceptedEvent(order, account.eventSeq));
           moved.set(account.id, account);
         }
-        const outcome = await journal.commit(batchOf(newOrders, events, [...moved.values()]));
+        const commits = [...moved.values()].map((account) => accountCommit(account, account.version, account.eventSeq));
+        const outcome = await journal.commit(journalBatch({ accounts: commits, newOrders, events }));
         assert.deepEqual(outcome, { ok: true });
         for (const account of moved.values()) account.version += 1;
       }
@@ -82,42 +82,6 @@ describe("the SQLite journal's WAL under steady writes", () => {
   });
 });
 
-function restingOrder(id: number, account: Account): StoredOrder {
-  return {
-    id,
-    strategy_id: account.strategyId,
-    account_id: account.id,
-    symbol: "AAPL",
-    symbol_type: "stock",
-    order_type: "limit",
-    side: "buy",
-    open_close: "open",
-    tif: "day",
-    quantity: "1",
-    limit_price: "1",
-    stop_price: null,
-    profit_target: null,
-    stop_loss: null,
-    do_not_create_oca: 0,
-    do_not_sync_to_open: 0,
-    parent_id: null,
-    oca_group_id: null,
-    cancel_replace_id: null,
-    parked_until: null,
-    expires_at: NOW_MS + 6 * 3_600_000,
-    signal_type: 1,
-    status: "Working",
-    filled_quantity: "0",
-    filled_notional: "0",
-    info: null,
-    posted_at: NOW_MS,
-    updated_at: NOW_MS,
-    closed_at: null,
-    local_signal_id: null,
-    sent_symbol: "AAPL",
-  };
-}
-
 function acceptedEvent(order: StoredOrder, seq: number): NewOrderEvent {
   return {
     account_id: order.account_id,
@@ -129,35 +93,5 @@ function acceptedEvent(order: StoredOrder, seq: number): NewOrderEvent {
     on_behalf_of_person_id: null,
     origin: "wal-test",
     at: NOW_MS,
-  };
-}
-
-function batchOf(newOrders: StoredOrder[], events: NewOrderEvent[], moved: readonly Account[]): JournalBatch {
-  const commits: AccountCommit[] = moved.map((account) => ({
-    id: account.id,
-    strategyId: account.strategyId,
-    expectedVersion: account.version,
-    cash: "100000",
-    commissionsPaid: "0",
-    planCommissions: "{}",
-    eventSeq: account.eventSeq,
-  }));
-  return {
-    accounts: commits,
-    strategies: [],
-    ocaGroups: [],
-    newOrders,
-    changedOrders: [],
-    newTrades: [],
-    changedTrades: [],
-    fills: [],
-    positions: [],
-    closedPositions: [],
-    events,
-    consumers: [],
-    recordTotals: [],
-    accountOrders: [],
-    copySkips: [],
-    idempotencyKeys: [],
   };
 }
