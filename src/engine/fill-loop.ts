@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { MarketQuote } from "../core/market/quote.js";
-import type { AdverseExtreme, Focus } from "../core/orders/execution.js";
+import { type AdverseExtreme, type Focus, mergeExtremes } from "../core/orders/execution.js";
 import { TERMINAL, WORKING } from "../core/orders/status.js";
 import { type Schedule, scheduleOf, sessionAt, type TradingSession } from "../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
@@ -107,6 +107,16 @@ export class FillLoop {
     this.#runtime = { ...runtime, market };
     runtime.frame.listen({
       applied: (strategyId, account, changes) => this.#follow(strategyId, account, changes),
+    });
+    runtime.frame.takeAdversePricesFrom({
+      take: (strategyId) => {
+        const noted = this.#adverse.get(strategyId);
+        this.#adverse.delete(strategyId);
+        return noted;
+      },
+      putBack: (strategyId, extremes) => {
+        this.#adverse.set(strategyId, mergeExtremes(extremes, this.#adverse.get(strategyId) ?? new Map()));
+      },
     });
   }
 

@@ -226,6 +226,27 @@ test("a position keeps its opening time while it grows or shrinks, and restarts 
   assert.equal(reversed.state.positions.get("AAPL")?.openedAtMs, NOW);
 });
 
+test("prices seen since the last work are judged on the trades open then: one a fill closes, not one it opens", () => {
+  const seenAtMs = NOW - 1_000;
+  const extremes = new Map([["AAPL", { bid: d("90"), bidAtMs: seenAtMs, ask: d("110"), askAtMs: seenAtMs }]]);
+  // Long 100 at 100, sold 200: the long trade closes and a short one opens, both at the bid of 99.98.
+  const long = { positions: [[AAPL, "100", "10000"]] as [Instrument, string, string][] };
+  const reversed = advance(
+    stateOf([{ id: 1, terms: { side: "sell", quantity: d("200") } }], long),
+    marketOf({ AAPL: quote("99.98", "100.02") }),
+    NO_COMMISSION,
+    NOW,
+    extremes,
+  );
+  const closed = reversed.state.trades.get(1);
+  assert.equal(closed?.closedAtMs, NOW);
+  assert.deepEqual([fmt(closed?.excursion?.worstPrice ?? ZERO), closed?.excursion?.worstPriceAtMs], ["90", seenAtMs]);
+  assert.equal(fmt(closed?.excursion?.amount ?? ZERO), "-1000");
+  const opened = [...reversed.state.trades.values()].find((trade) => trade.closedAtMs === null);
+  // The ask of 110 came before the short opened: its worst is the ask it opened under.
+  assert.deepEqual([fmt(opened?.excursion?.worstPrice ?? ZERO), opened?.excursion?.worstPriceAtMs], ["100.02", NOW]);
+});
+
 test("nothing fills while the market is closed, without a quote, or without a dollar rate", () => {
   const state = stateOf([{ id: 1 }]);
   const marketable = { AAPL: quote("99.98", "100.02") };

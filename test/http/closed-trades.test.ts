@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
+import { decimal } from "../../src/core/decimal.js";
+import type { MarketQuote } from "../../src/core/market/quote.js";
 import {
   ADMIN_KEY,
   BACKENDS,
@@ -81,6 +83,47 @@ for (const backend of BACKENDS) {
       const unknown = await closedTrades(strategyId, "Retail");
       assert.equal(unknown.status, 400);
       assert.equal(unknown.json.ResponseStatus.Errors[0].FieldName, "CommissionPlan");
+    });
+
+    test("a worst price seen between two ticks counts for the trade that saw it, not for the one opened after", async () => {
+      const strategyId = await newStrategy(service, key);
+      await setQuote(service, "NKE", 50, 50.05);
+      await placed(service, key, stockOrder(strategyId, "NKE", "buy", 100));
+      // A dip the fill loop notes (worked at its next tick), and the market back where it was, as a feed
+      // brings them (the sandbox's SetQuote works the tick at once).
+      const { app } = service;
+      for (const [bid, ask] of [
+        ["45", "45.05"],
+        ["50", "50.05"],
+      ] as const) {
+        const quote = {
+          symbol: "NKE",
+          bid: decimal(bid),
+          ask: decimal(ask),
+          last: decimal(bid),
+          bidSize: null,
+          askSize: null,
+          atMs: app.runtime.clock.nowMs(),
+        } as MarketQuote;
+        app.market.setQuote(quote);
+        app.fillLoop.quoteChanged(quote);
+      }
+      // Before the tick the owner closes the trade and opens another in the same symbol.
+      await placed(service, key, stockOrder(strategyId, "NKE", "sell", 100));
+      await placed(service, key, stockOrder(strategyId, "NKE", "buy", 100));
+      await service.app.fillLoop.settleTrades();
+      const [closed] = (await closedTrades(strategyId)).json.Results;
+      // 100 shares bought at 50.05 were 505 under water at the bid of 45.
+      assert.equal(closed.MaxDrawdown_WorstPrice, 45);
+      assert.equal(closed.MaxDrawdown, -505);
+      const open = await service.storage.db
+        .selectFrom("trades")
+        .select(["opened_at", "mae_worst_price", "mae_worst_price_at"])
+        .where("strategy_id", "=", strategyId)
+        .where("closed_at", "is", null)
+        .executeTakeFirstOrThrow();
+      assert.equal(open.mae_worst_price, "50", "the dip came before this trade opened");
+      assert.ok((open.mae_worst_price_at ?? 0) >= open.opened_at);
     });
 
     test("a fill that reverses a position closes one trade and opens the next", async () => {

@@ -98,6 +98,28 @@ export interface AdverseExtreme {
 }
 export type AdverseExtremes = ReadonlyMap<string, AdverseExtreme>;
 
+/** The most adverse of both, symbol by symbol (the earlier on a tie), in objects of its own. */
+export function mergeExtremes(
+  earlier: AdverseExtremes | undefined,
+  later: AdverseExtremes,
+): Map<string, AdverseExtreme> {
+  const merged = new Map<string, AdverseExtreme>();
+  for (const [symbol, seen] of earlier ?? []) merged.set(symbol, { ...seen });
+  for (const [symbol, seen] of later) {
+    const was = merged.get(symbol);
+    merged.set(
+      symbol,
+      was === undefined
+        ? { ...seen }
+        : {
+            ...(seen.bid < was.bid ? { bid: seen.bid, bidAtMs: seen.bidAtMs } : { bid: was.bid, bidAtMs: was.bidAtMs }),
+            ...(seen.ask > was.ask ? { ask: seen.ask, askAtMs: seen.askAtMs } : { ask: was.ask, askAtMs: was.askAtMs }),
+          },
+    );
+  }
+  return merged;
+}
+
 export interface Advanced {
   readonly state: TradingState;
   readonly fills: readonly FillRecord[];
@@ -201,7 +223,12 @@ export function advance(
   const fills: FillRecord[] = [];
   // What each quote still offers on each side: two orders never take the same size twice.
   const sizeLeft = new Map<string, Decimal | null>();
-  let current = state;
+  // The prices seen since the account was last worked were seen by the positions as they stood then:
+  // before this operation's fills, which may close a trade that saw them or open one that did not.
+  let current =
+    extremes.size > 0 && state.positions.size > 0
+      ? observeOpenTrades(state, market, nowMs, extremes, new Set(extremes.keys()))
+      : state;
   if (current.expiresAtMs.size > 0) {
     const due: number[] = [];
     for (const [id, at] of current.expiresAtMs) if (at <= nowMs && isLive(current, id)) due.push(id);
@@ -296,7 +323,7 @@ export function advance(
   const watched = all
     ? undefined
     : new Set([...focusSymbols, ...filledSymbols, ...extremes.keys(), ...focusedSymbols(state, focusOrders)]);
-  return { state: observeOpenTrades(current, market, nowMs, extremes, watched), fills, events };
+  return { state: observeOpenTrades(current, market, nowMs, new Map(), watched), fills, events };
 }
 
 /** The symbols of the orders. */
@@ -365,7 +392,8 @@ export function observeOpenTrades(
     if (extreme) {
       const long = trade.side === "buy";
       const [price, atMs] = long ? [extreme.bid, extreme.bidAtMs] : [extreme.ask, extreme.askAtMs];
-      observed = observe(observed, held.position, price, rate, equity, atMs);
+      // A price seen before the trade opened (another process closed and opened meanwhile) is not its own.
+      if (atMs >= trade.openedAtMs) observed = observe(observed, held.position, price, rate, equity, atMs);
     }
     observed = observe(observed, held.position, adversePrice(trade, quote.bid, quote.ask), rate, equity, nowMs);
     if (observed === trade) continue;

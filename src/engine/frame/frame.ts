@@ -3,7 +3,13 @@ import type { ControllableClock } from "../../core/clock.js";
 import { type CommissionPlan, commissionPlan, planCommissionsText } from "../../core/commissions.js";
 import { formatDecimal } from "../../core/decimal.js";
 import { Refusal, refuse } from "../../core/errors.js";
-import { type AdverseExtremes, advance, type Focus, type TradingState } from "../../core/orders/execution.js";
+import {
+  type AdverseExtremes,
+  advance,
+  type Focus,
+  mergeExtremes,
+  type TradingState,
+} from "../../core/orders/execution.js";
 import { editable, TransientMap } from "../../core/transient.js";
 import type {
   AccountCommit,
@@ -113,6 +119,20 @@ export interface BatchContributor {
   settled(committed: boolean, conflicts: ReadonlySet<string> | null): void;
 }
 
+/**
+ * Where the adverse prices each strategy's open trades saw since it was last
+ * worked are noted (the fill loop notes them as quotes come). Every operation
+ * takes its account's, whoever runs it: a trade the owner closes before the
+ * next tick is still judged on the worst price it saw, and one opened after is
+ * never judged on a price it did not see.
+ */
+export interface AdversePrices {
+  /** The prices noted for the strategy, no longer noted there. */
+  take(strategyId: number): AdverseExtremes | undefined;
+  /** Prices taken by an operation that was refused, noted again. */
+  putBack(strategyId: number, extremes: AdverseExtremes): void;
+}
+
 /** Told what the frame does, in order: each operation as applied, and each batch once durable. */
 export interface FrameListener {
   /** After an operation is applied in memory (its batch still to commit), or after an account was loaded again. */
@@ -137,7 +157,8 @@ class NeedsStorage extends Error {
 interface PendingOperation {
   readonly ctx: OperationContext;
   readonly step: AccountStep<unknown>;
-  readonly extremes: AdverseExtremes | undefined;
+  /** The adverse prices the account's open trades saw: given, and those noted for it when it is applied. */
+  extremes: AdverseExtremes | undefined;
   /** What the market is tried against; by default the orders the step touched. */
   readonly focus: Focus | undefined;
   /** Answered once applied, and committed with the account's next batch (see `trade`). */
@@ -202,6 +223,7 @@ export class TradingFrame {
   /** Operations waiting for their account to load or for rows they need. */
   readonly #admitting = new Set<Promise<void>>();
   #contributor: BatchContributor | null = null;
+  #adversePrices: AdversePrices | null = null;
   /** Accounts to read in the next load. */
   readonly #toLoad = new Map<Slot, { resolve: () => void; reject: (error: unknown) => void }>();
 
@@ -538,11 +560,14 @@ export class TradingFrame {
    */
   #apply(slot: Slot, operation: PendingOperation): void {
     const before = slot.working as WorkingAccount;
+    const noted = this.#adversePrices?.take(slot.strategyId);
+    if (noted) operation.extremes = mergeExtremes(operation.extremes, noted);
     const maps = openMaps(before);
     try {
       this.#run(slot, operation, before);
     } catch (error) {
       for (const map of maps) map.undo();
+      if (noted) this.#adversePrices?.putBack(slot.strategyId, noted);
       throw error;
     }
     for (const map of maps) map.close();
@@ -654,6 +679,11 @@ export class TradingFrame {
   /** Commits the contributor's work soon, with trading work or alone. */
   requestFlush(): void {
     this.#schedule();
+  }
+
+  /** Where operations take the adverse prices their accounts' open trades saw (the fill loop's notes). */
+  takeAdversePricesFrom(prices: AdversePrices): void {
+    this.#adversePrices = prices;
   }
 
   /** Work others commit with the frame's batches (the outbox consumers' positions and writes). */
