@@ -6,7 +6,7 @@ import pg from "pg";
 import { BUILT_ENV, buildDist } from "./helpers/built.js";
 
 /**
- * `npm test`: every test/**\/*.test.ts, three files at a time, on SQLite and on
+ * `npm test`: every test/**\/*.test.ts, two files at a time, on SQLite and on
  * PostgreSQL too when there is one. With DATABASE_URL set, that database is
  * used. Without it, when this machine's PostgreSQL answers at 127.0.0.1:5432,
  * the run gets a fresh database (as .ci/run makes one), dropped when the run
@@ -86,9 +86,7 @@ async function backends(): Promise<Backends> {
 }
 
 function runSuite(env: NodeJS.ProcessEnv): Promise<number> {
-  // Three at a time: a file spends much of its run waiting (on fsync, on PostgreSQL, on a child process
-  // it started, on loading the app), and with two the run kept two cores three-quarters busy.
-  const args = ["--import", "tsx", "--test", "--test-concurrency=3", ...process.argv.slice(2), ...testFiles()];
+  const args = ["--import", "tsx", "--test", "--test-concurrency=2", ...process.argv.slice(2), ...testFiles()];
   const child = spawn(process.execPath, args, { env, stdio: "inherit" });
   // A stop asked of the runner stops the suite; the database is dropped once it has ended.
   const stop = (signal: NodeJS.Signals) => child.kill(signal);
