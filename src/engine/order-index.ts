@@ -104,7 +104,8 @@ export function watchedTradesOf(strategyId: number, state: TradingState): Watche
  * older than the one held is ignored.
  */
 interface Rung {
-  readonly key: bigint;
+  /** Moved by `adverse` on the trade ladders: a trade's worst price is the last one it was visited at. */
+  key: bigint;
   readonly orderId: number;
   readonly strategyId: number;
 }
@@ -133,7 +134,8 @@ class SymbolLadders {
 interface Placement {
   readonly symbol: string;
   readonly ladder: LadderName | TradeLadderName | "market";
-  readonly key: bigint;
+  /** Its rung's key (moved with it). */
+  key: bigint;
 }
 
 interface StrategyEntry {
@@ -164,12 +166,6 @@ const NO_ORDERS: ReadonlyMap<number, number[]> = new Map();
 const crosses = (ladder: readonly Rung[], key: bigint) => ladder.length > 0 && (ladder[0] as Rung).key <= key;
 /** Whether the ladder's head is strictly through the key. */
 const beyond = (ladder: readonly Rung[], key: bigint) => ladder.length > 0 && (ladder[0] as Rung).key < key;
-
-/** Visits the strategies of the ladder's prefix strictly before the key. */
-function visitThrough(ladder: readonly Rung[], key: bigint, visit: (strategyId: number) => void): void {
-  const end = bound(ladder, key, false);
-  for (let i = 0; i < end; i++) visit((ladder[i] as Rung).strategyId);
-}
 
 function placementOf(order: LiveOrder): Placement {
   const symbol = order.instrument.fullSymbol;
@@ -317,7 +313,9 @@ export class OrderIndex {
 
   /**
    * Visits each strategy with an open trade the quote takes beyond the worst
-   * price it has seen (once: a strategy holds one trade per symbol). Nothing is
+   * price it has seen (once: a strategy holds one trade per symbol), and takes
+   * the quote's price as that trade's worst: a market that wavers below the
+   * worst prices visits no one again until it goes further. Nothing is
    * allocated: in a falling market this runs for every quote.
    */
   adverse(symbol: string, bid: Decimal, ask: Decimal, visit: (strategyId: number) => void): void {
@@ -327,8 +325,24 @@ export class OrderIndex {
     // Strictly beyond: an equal price is no new worst.
     const longKey = -(bid as bigint);
     const shortKey = ask as bigint;
-    if (beyond(longTrade, longKey)) visitThrough(longTrade, longKey, visit);
-    if (beyond(shortTrade, shortKey)) visitThrough(shortTrade, shortKey, visit);
+    if (beyond(longTrade, longKey)) this.#visitThrough(longTrade, longKey, visit);
+    if (beyond(shortTrade, shortKey)) this.#visitThrough(shortTrade, shortKey, visit);
+  }
+
+  /**
+   * Visits the strategies of the ladder's prefix strictly before the key and
+   * moves their rungs to it: the prefix was below the key and the rest is at
+   * or above it, so the ladder stays sorted.
+   */
+  #visitThrough(ladder: readonly Rung[], key: bigint, visit: (strategyId: number) => void): void {
+    const end = bound(ladder, key, false);
+    for (let i = 0; i < end; i++) {
+      const rung = ladder[i] as Rung;
+      visit(rung.strategyId);
+      rung.key = key;
+      const placement = this.#placements.get(rung.orderId);
+      if (placement) placement.key = key;
+    }
   }
 
   /** Strategies with a release or expiry due at or before the instant. */

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { compare, type Decimal, decimal } from "../../src/core/decimal.js";
+import { add, compare, type Decimal, decimal } from "../../src/core/decimal.js";
 import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instrument.js";
 import { type LiveOrder, OrderIndex, type StrategyOrders, type WatchedTrade } from "../../src/engine/order-index.js";
 
@@ -100,6 +100,33 @@ test("held orders are not on the ladders; a stale or repeated version is ignored
   assert.deepEqual(index.symbols(), []);
 });
 
+test("an open trade under water is visited again only when the market goes beyond the price it was last visited at", () => {
+  const index = new OrderIndex();
+  const long = (strategyId: number, threshold: string): WatchedTrade => ({
+    strategyId,
+    fullSymbol: "AAPL",
+    side: "buy",
+    threshold: d(threshold),
+  });
+  index.update(snapshot(1, 1, [], null, [long(1, "100")]));
+  index.update(snapshot(2, 1, [], null, [long(2, "98")]));
+  const visits = (bid: string) => {
+    const visited: number[] = [];
+    index.adverse("AAPL", d(bid), add(d(bid), d("0.01")), (strategyId) => visited.push(strategyId));
+    return sorted(visited);
+  };
+  assert.deepEqual(visits("99"), [1]);
+  assert.deepEqual(visits("99"), [], "the same price again is no news");
+  assert.deepEqual(visits("99.5"), [], "nor a better one");
+  assert.deepEqual(visits("97"), [1, 2]);
+  assert.deepEqual(visits("98"), []);
+  // A trade whose worst price moved is still taken off with its strategy's next snapshot.
+  index.update(snapshot(1, 2, []));
+  assert.deepEqual(visits("96"), [2]);
+  index.update(snapshot(2, 2, []));
+  assert.deepEqual(index.symbols(), []);
+});
+
 interface ModelEntry {
   readonly version: number;
   readonly live: readonly LiveOrder[];
@@ -111,7 +138,7 @@ interface ModelEntry {
 const beyondWorst = (t: WatchedTrade, bid: Decimal, ask: Decimal): boolean =>
   t.side === "buy" ? compare(bid, t.threshold) < 0 : compare(ask, t.threshold) > 0;
 
-test("against a brute-force model: random snapshots, stale versions and quotes (the crossing orders and the open trades under water of each strategy)", () => {
+test("against a brute-force model: random snapshots, stale versions and quotes (the crossing orders, and the open trades under water of each strategy, whose worst price the quote then is)", () => {
   // Prices on a quarter grid over a narrow range, so orders share prices and quotes land on them.
   const price = fc.integer({ min: 396, max: 404 }).map((k) => (k / 4).toFixed(2));
   const orderSpec = fc.record({
@@ -179,6 +206,15 @@ test("against a brute-force model: random snapshots, stale versions and quotes (
           const visited: number[] = [];
           index.adverse(step.symbol, bid, ask, (strategyId) => visited.push(strategyId));
           assert.deepEqual(sorted(visited), sorted(underWater));
+          // The price is each visited trade's worst now: the same quote again visits no one.
+          for (const [strategyId, entry] of model) {
+            const openTrades = entry.openTrades.map((t) =>
+              t.fullSymbol === step.symbol && beyondWorst(t, bid, ask)
+                ? { ...t, threshold: t.side === "buy" ? bid : ask }
+                : t,
+            );
+            model.set(strategyId, { ...entry, openTrades });
+          }
         } else {
           const expected = [...model].filter(([, e]) => e.nextDueMs !== null && e.nextDueMs <= step.atMs);
           assert.deepEqual(sorted(index.due(step.atMs)), sorted(expected.map(([id]) => id)));
