@@ -134,8 +134,14 @@ class SymbolLadders {
 interface Placement {
   readonly symbol: string;
   readonly ladder: LadderName | TradeLadderName | "market";
-  /** Its rung's key (moved with it). */
-  key: bigint;
+  readonly key: bigint;
+}
+
+/** Where an order or trade sits: its symbol and ladder, and its rung there (none for a market order). */
+interface Placed {
+  readonly symbol: string;
+  readonly ladder: LadderName | TradeLadderName | "market";
+  readonly rung: Rung | null;
 }
 
 interface StrategyEntry {
@@ -186,7 +192,7 @@ function placementOf(order: LiveOrder): Placement {
 
 export class OrderIndex {
   readonly #symbols = new Map<string, SymbolLadders>();
-  readonly #placements = new Map<number, Placement>();
+  readonly #placements = new Map<number, Placed>();
   readonly #strategies = new Map<number, StrategyEntry>();
   #lastTradeId = 0;
 
@@ -340,8 +346,6 @@ export class OrderIndex {
       const rung = ladder[i] as Rung;
       visit(rung.strategyId);
       rung.key = key;
-      const placement = this.#placements.get(rung.orderId);
-      if (placement) placement.key = key;
     }
   }
 
@@ -376,12 +380,14 @@ export class OrderIndex {
       ladders = new SymbolLadders();
       this.#symbols.set(placement.symbol, ladders);
     }
+    let rung: Rung | null = null;
     if (placement.ladder === "market") ladders.market.set(id, strategyId);
     else {
       const ladder = ladders.ladders[placement.ladder];
-      ladder.splice(bound(ladder, placement.key, true), 0, { key: placement.key, orderId: id, strategyId });
+      rung = { key: placement.key, orderId: id, strategyId };
+      ladder.splice(bound(ladder, placement.key, true), 0, rung);
     }
-    this.#placements.set(id, placement);
+    this.#placements.set(id, { symbol: placement.symbol, ladder: placement.ladder, rung });
   }
 
   #remove(orderId: number): void {
@@ -390,13 +396,13 @@ export class OrderIndex {
     this.#placements.delete(orderId);
     const ladders = this.#symbols.get(placement.symbol);
     if (!ladders) return;
-    if (placement.ladder === "market") ladders.market.delete(orderId);
+    const { rung } = placement;
+    if (placement.ladder === "market" || rung === null) ladders.market.delete(orderId);
     else {
+      // Found from its key as it is now (adverse may have moved it), among the rungs sharing it.
       const ladder = ladders.ladders[placement.ladder];
-      for (let i = bound(ladder, placement.key, false); i < ladder.length; i++) {
-        const rung = ladder[i] as Rung;
-        if (rung.key !== placement.key) break;
-        if (rung.orderId === orderId) {
+      for (let i = bound(ladder, rung.key, false); i < ladder.length && (ladder[i] as Rung).key === rung.key; i++) {
+        if (ladder[i] === rung) {
           ladder.splice(i, 1);
           break;
         }
