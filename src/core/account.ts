@@ -105,21 +105,29 @@ export function cashOfFill(
   return round(side === "buy" ? sub(ZERO, paid) : paid, 2);
 }
 
+/** What a marked position adds to equity: its market value when cash-settled, else its open P&L. */
+const equityShareOf = ({ instrument, position, mark, usdRate }: MarkedPosition): Decimal =>
+  settlesInCash(instrument)
+    ? mul(mul(mul(position.quantity, mark), instrument.multiplier), usdRate)
+    : mul(openProfit(position, mark, instrument.multiplier), usdRate);
+
 /** The account marked to market. */
 export function summarize(cash: Decimal, positions: readonly MarkedPosition[]): AccountSummary {
-  let equity = cash;
+  const equity = equityOf(cash, positions);
   let marginUsed = ZERO;
   for (const { instrument, position, mark, usdRate } of positions) {
-    const value = settlesInCash(instrument)
-      ? mul(mul(mul(position.quantity, mark), instrument.multiplier), usdRate)
-      : mul(openProfit(position, mark, instrument.multiplier), usdRate);
-    equity = add(equity, value);
     marginUsed = add(marginUsed, marginOf(instrument, position.quantity, mark, usdRate));
   }
-  equity = round(equity, 2);
   marginUsed = round(marginUsed, 2);
   const excess = max(sub(equity, marginUsed), ZERO);
   return { cash, equity, marginUsed, buyingPower: round(div(excess, MARGIN_RATES.stock), 2) };
+}
+
+/** The account's equity alone (summarize's, without the margin): what an open trade's excursion notes at each new worst. */
+export function equityOf(cash: Decimal, positions: readonly MarkedPosition[]): Decimal {
+  let equity = cash;
+  for (const marked of positions) equity = add(equity, equityShareOf(marked));
+  return round(equity, 2);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import { markPositions, summarize } from "../core/account.js";
+import { equityOf, markPositions } from "../core/account.js";
 import { type SyncMarket, willSyncOf } from "../core/autotrade/settings.js";
 import { type Decimal, storedDecimal } from "../core/decimal.js";
 import type { MarketView } from "../core/market/view.js";
@@ -112,7 +112,7 @@ export function modelValueOf(facts: StrategyFacts, view: MarketView): Decimal {
     instrument: instrumentOf(p.symbol, p.symbolType),
     position: { quantity: p.quantity, cost: p.cost },
   }));
-  return summarize(facts.cash, markPositions(positions, view)).equity;
+  return equityOf(facts.cash, markPositions(positions, view));
 }
 
 /** A setup's sync settings: the flags, DoNotJoinOpenPositions and when it started. */

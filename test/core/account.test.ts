@@ -4,6 +4,7 @@ import fc from "fast-check";
 import {
   type AccountSummary,
   cashOfFill,
+  equityOf,
   type MarkedPosition,
   marginOf,
   openingRequirement,
@@ -202,6 +203,16 @@ test("positions add up, and buying power is twice the excess but never negative"
     marginUsed: "0",
     buyingPower: "2000",
   });
+});
+
+test("equity alone (what an excursion notes) is the summary's equity", () => {
+  for (const [cash, positions] of [
+    [d("4999"), [marked(AAPL, position("100", "5000"), "50"), marked(ES, position("-1", "-5000"), "4990")]],
+    [d("-10000"), [marked(AAPL, position("100", "5000"), "50.005")]],
+    [d("1000"), []],
+  ] as const) {
+    assert.equal(fmt(equityOf(cash, positions)), fmt(summarize(cash, positions).equity));
+  }
 });
 
 test("equity after any fills of a stock = starting cash + realized + open P&L - commissions, to the cent", () => {

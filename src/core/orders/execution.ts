@@ -1,4 +1,4 @@
-import { cashOfFill, markPositions, summarize } from "../account.js";
+import { cashOfFill, equityOf, markPositions } from "../account.js";
 import {
   addCommissions,
   type CommissionPlan,
@@ -377,7 +377,7 @@ export function observeOpenTrades(
   let equityNow: Decimal | null = null;
   // Worked out once, and only when some trade is at a new worst.
   const equity = () => {
-    equityNow ??= summarize(state.cash, markPositions(state.positions.values(), market)).equity;
+    equityNow ??= equityOf(state.cash, markPositions(state.positions.values(), market));
     return equityNow;
   };
   let trades: Map<number, TradeRecord> | null = null;
@@ -455,7 +455,7 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
     const open = state.trades.get(before.tradeKey);
     if (!open) throw new Error(`the position in ${instrument.fullSymbol} has no open trade ${before.tradeKey}`);
     // The fill's price is an observation of the position before the fill changes it.
-    const equity = () => summarize(state.cash, markPositions(state.positions.values(), part.market)).equity;
+    const equity = () => equityOf(state.cash, markPositions(state.positions.values(), part.market));
     const observed = observe(open, before.position, price, usdRate, equity, nowMs);
     trade =
       observed.side === side

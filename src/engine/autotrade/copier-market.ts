@@ -1,4 +1,4 @@
-import { markPositions, summarize } from "../../core/account.js";
+import { equityOf, markPositions } from "../../core/account.js";
 import { add, type Decimal, div, fromInteger } from "../../core/decimal.js";
 import type { SymbolType } from "../../core/symbols/instrument.js";
 import { instrumentOf } from "../../store/trading-state.js";
@@ -18,7 +18,7 @@ export function copierMarket(frame: TradingFrame, market: MarketData, clock: { n
       const account = frame.heldAccount(strategyId);
       if (!account) return null;
       const view = marketViewAt(market, clock.nowMs());
-      return summarize(account.state.cash, markPositions(account.state.positions.values(), view)).equity;
+      return equityOf(account.state.cash, markPositions(account.state.positions.values(), view));
     },
     price(symbol: string, symbolType: SymbolType): Decimal | null {
       const quote = market.quoteAt(instrumentOf(symbol, symbolType), clock.nowMs());
