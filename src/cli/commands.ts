@@ -30,6 +30,8 @@ export interface CliCommand {
   readonly run: (
     runtime: Runtime,
     options: Readonly<Record<string, string | undefined>>,
+    /** Tells a line of progress (on stderr: under --json, stdout holds the one JSON object). */
+    progress: (line: string) => void,
   ) => Promise<{ readonly json: unknown; readonly text: string }>;
 }
 
@@ -262,12 +264,9 @@ export const COMMANDS: readonly CliCommand[] = [
     noun: "demo",
     synopsis: "demo   (fills an empty database with demo sites, people, keys and strategies with a year of history)",
     options: {},
-    async run(runtime) {
+    async run(runtime, _options, progress) {
       const frame = openFrame(runtime.storage);
-      // Progress goes to stderr: under --json, stdout holds the one JSON object.
-      const outcome = await seedDemo({ ...runtime, frame }, (line) => process.stderr.write(`${line}\n`)).finally(() =>
-        frame.close(),
-      );
+      const outcome = await seedDemo({ ...runtime, frame }, progress).finally(() => frame.close());
       if (outcome.kind === "skipped") throw new Refusal([{ name: "AlreadyExists", message: describeDemo(outcome) }]);
       return {
         json: {

@@ -15,7 +15,8 @@ export type Backend = "sqlite" | "postgres";
 /** Where the database is, for connections of their own (the trading journal's). */
 export type StorageLocation =
   | { readonly backend: "sqlite"; readonly file: string }
-  | { readonly backend: "postgres"; readonly url: string; readonly schema: string | undefined };
+  /** `options`: what connections send at connect (the schema's search_path); none, the process's PGOPTIONS. */
+  | { readonly backend: "postgres"; readonly url: string; readonly options: string | undefined };
 
 /** An open database: the Kysely handle, which engine is under it, and how to close it. */
 export interface Storage {
@@ -55,6 +56,12 @@ export interface StorageConfig {
   readonly dataDir: string;
   /** PostgreSQL schema to work in (tests isolate themselves with one each). */
   readonly pgSchema?: string | undefined;
+  /**
+   * Options sent to PostgreSQL at connect, as libpq's PGOPTIONS (`-c search_path=...`):
+   * the operator CLI passes the variable of the environment it runs in; without
+   * it (and without pgSchema) the driver reads the process's own.
+   */
+  readonly pgOptions?: string | undefined;
   /** PostgreSQL pool size. */
   readonly pgPoolSize?: number | undefined;
 }
@@ -63,7 +70,8 @@ readInt8AsNumber();
 
 export async function openStorage(config: StorageConfig): Promise<Storage> {
   if (config.databaseUrl) {
-    return openPostgres(config.databaseUrl, config.pgSchema, config.pgPoolSize ?? 8);
+    const options = config.pgSchema ? `-c search_path=${config.pgSchema}` : config.pgOptions;
+    return openPostgres(config.databaseUrl, config.pgSchema, options, config.pgPoolSize ?? 8);
   }
   return openSqlite(config.dataDir);
 }
@@ -125,14 +133,19 @@ function withStatementCache(database: SqliteDatabase.Database, capacity = 1000):
   };
 }
 
-async function openPostgres(url: string, schema: string | undefined, poolSize: number): Promise<Storage> {
+async function openPostgres(
+  url: string,
+  schema: string | undefined,
+  options: string | undefined,
+  poolSize: number,
+): Promise<Storage> {
   if (schema !== undefined && !/^[a-z_][a-z0-9_]*$/.test(schema)) {
     throw new Error(`invalid PostgreSQL schema name: ${schema}`);
   }
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
-    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+    ...(options ? { options } : {}),
   });
   if (schema) {
     const client = await pool.connect();
@@ -151,13 +164,13 @@ async function openPostgres(url: string, schema: string | undefined, poolSize: n
         keepAlive: true,
         // Operators (and tests) find the listeners of a deployment in pg_stat_activity by this name.
         application_name: `strategy-hub listener ${schema ?? ""}`.trimEnd(),
-        ...(schema ? { options: `-c search_path=${schema}` } : {}),
+        ...(options ? { options } : {}),
       }),
   );
   return {
     db,
     backend: "postgres",
-    location: { backend: "postgres", url, schema },
+    location: { backend: "postgres", url, options },
     async close() {
       await listeners.close();
       await db.destroy();

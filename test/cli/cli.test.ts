@@ -3,10 +3,14 @@ import { after, before, describe, test } from "node:test";
 import { hashKey } from "../../src/core/keys.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
-import { assertPositiveInt, assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { assertPositiveInt, assertSucceeded, childEnv, onlyJson, runCli, spawnCli } from "../helpers/cli.js";
 import { BACKENDS, keyChangeHeard, startTestService, type TestService } from "../helpers/service.js";
 
-/** The operator CLI as operators run it: a separate process on the same storage as the service. */
+/**
+ * The operator CLI on the same storage as the service: its commands run in
+ * this process; the exit codes and the time zone, as operators run it, a
+ * process of its own.
+ */
 
 function isJson(text: string): boolean {
   try {
@@ -303,32 +307,42 @@ for (const backend of BACKENDS) {
         ["2030-06-01T12:00:00+09:00", "2030-06-01T03:00:00.000Z"],
         ["2030-06-01T12:00:00.250-0400", "2030-06-01T16:00:00.250Z"],
       ];
-      for (const zone of ["America/New_York", "Asia/Tokyo"]) {
-        const zoned = (...args: string[]) => runCli({ ...env, TZ: zone }, [...args, "--json"]);
+      // Processes of their own (the time zone is the process's), each zone's commands at once.
+      const inZone = async (zone: string) => {
+        const zoned = (...args: string[]) => spawnCli({ ...env, TZ: zone }, [...args, "--json"]);
         const made = new Map<number, string>();
-        for (const [given, expected] of cases) {
-          const run = await zoned("key", "create", "--person", String(personId), "--expires", given);
+        for (const [run, [given, expected]] of await Promise.all(
+          cases.map(
+            async (c) => [await zoned("key", "create", "--person", String(personId), "--expires", c[0]), c] as const,
+          ),
+        )) {
           assertSucceeded(run);
           made.set(onlyJson(run).Id, `${given} -> ${expected}`);
         }
-        const listed = onlyJson(await zoned("key", "list", "--person", String(personId)));
-        const read = listed.Keys.filter((k: { Id: number }) => made.has(k.Id)).map(
-          (k: { Id: number; ExpiresDate: string }) =>
-            `${(made.get(k.Id) as string).split(" -> ")[0]} -> ${k.ExpiresDate}`,
-        );
+        const [list, impossible] = await Promise.all([
+          zoned("key", "list", "--person", String(personId)),
+          zoned("key", "create", "--person", String(personId), "--expires", "2030-02-30"),
+        ]);
+        const read = onlyJson(list)
+          .Keys.filter((k: { Id: number }) => made.has(k.Id))
+          .map(
+            (k: { Id: number; ExpiresDate: string }) =>
+              `${(made.get(k.Id) as string).split(" -> ")[0]} -> ${k.ExpiresDate}`,
+          );
         assert.deepEqual(read.sort(), [...made.values()].sort(), `TZ=${zone}`);
-        const impossible = await zoned("key", "create", "--person", String(personId), "--expires", "2030-02-30");
         assert.equal(impossible.code, 2);
         assert.match(onlyJson(impossible).Error.Message, /--expires is not an ISO 8601 time/);
-      }
+      };
+      await Promise.all(["America/New_York", "Asia/Tokyo"].map(inZone));
     });
 
     test("usage errors exit 2 with a JSON Error; help prints the usage; an unreachable database is still one JSON Error", async () => {
+      // As processes: these are the exit codes operators' scripts see.
       const [notIso, unknownOption, help, unreachable] = await Promise.all([
-        cli("key", "create", "--person", "1", "--expires", "1", "--json"),
-        cli("key", "create", "--person", "1", "--colour", "red", "--json"),
-        cli("help", "--json"),
-        runCli(childEnv({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }), ["key", "list", "--json"]),
+        spawnCli(env, ["key", "create", "--person", "1", "--expires", "1", "--json"]),
+        spawnCli(env, ["key", "create", "--person", "1", "--colour", "red", "--json"]),
+        spawnCli(env, ["help", "--json"]),
+        spawnCli(childEnv({ DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" }), ["key", "list", "--json"]),
       ]);
       assert.equal(notIso.code, 2);
       assert.match(onlyJson(notIso).Error.Message, /--expires is not an ISO 8601 time/);

@@ -7,7 +7,7 @@ import { houseBalance, newStrategy } from "../helpers/commerce.js";
 import { ADMIN_KEY, BACKENDS, startTestService, type TestService } from "../helpers/service.js";
 
 /**
- * The operator CLI's commerce commands as operators run them: site fund,
+ * The operator CLI's commerce commands, as operators give them: site fund,
  * site set (negative billing, Rule 575 terms), strategy price; their JSON and their
  * refusals (one line, exit 2 for bad values, 1 for objects that do not exist).
  */

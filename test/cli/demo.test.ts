@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { assertSucceeded, childEnv, onlyJson, spawnCli } from "../helpers/cli.js";
 import { BACKENDS, freshStorage, startTestService, type TestService, type TestStorage } from "../helpers/service.js";
 
 /** `npm run cli -- demo`: an empty database filled so every operation can be called at once. */
@@ -15,7 +15,7 @@ for (const backend of BACKENDS) {
 
     before(async () => {
       fresh = await freshStorage(backend);
-      const run = await runCli(childEnv(fresh.env), ["demo", "--json"]);
+      const run = await spawnCli(childEnv(fresh.env), ["demo", "--json"]);
       assertSucceeded(run);
       demo = onlyJson(run);
       progress = run.stderr.split("\n").filter((line) => line !== "");
@@ -135,7 +135,7 @@ for (const backend of BACKENDS) {
     });
 
     test("a second run refuses to touch a database that holds data", async () => {
-      const again = await runCli(childEnv(fresh.env), ["demo", "--json"]);
+      const again = await spawnCli(childEnv(fresh.env), ["demo", "--json"]);
       assert.equal(again.code, 1);
       assert.match(onlyJson(again).Error.Message, /empty one only/);
     });

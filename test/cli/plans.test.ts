@@ -5,7 +5,7 @@ import { createSite } from "../../src/services/sites.js";
 import { assertPositiveInt, assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import { BACKENDS, startTestService, type TestService } from "../helpers/service.js";
 
-/** The plan commands of the operator CLI, run as operators run them, on the service's storage. */
+/** The plan commands of the operator CLI, as operators give them, on the service's storage. */
 
 for (const backend of BACKENDS) {
   describe(`operator CLI: licence plans (${backend})`, () => {

@@ -13,7 +13,7 @@ import {
 import { MARKET_OPEN, newStrategy, placed, setQuote, stockOrder } from "../helpers/trading.js";
 
 /**
- * The operator CLI's `strategy mux` and `strategy unmux` as operators run
+ * The operator CLI's `strategy mux` and `strategy unmux` as operators give
  * them, beside a running service: their JSON, their refusals (exit 1 naming
  * the option, 2 for a usage error), and a family made by the CLI mirrored by
  * the service.

@@ -8,7 +8,7 @@ import { SECURITY_TYPES, type SymbolType } from "../../src/core/symbols/instrume
 import { openFrame } from "../../src/engine/frame/open.js";
 import { placeOrder } from "../../src/services/orders.js";
 import { strategyRecordTotals } from "../../src/store/strategy-records.js";
-import { assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { assertSucceeded, childEnv, onlyJson, spawnCli } from "../helpers/cli.js";
 import { legacyCall, sitePlatform } from "../helpers/legacy.js";
 import {
   accountOf,
@@ -501,7 +501,7 @@ for (const backend of BACKENDS) {
 
     test("resume: the history the CLI's demo commits without a consumer is consumed at the next start", async () => {
       const fresh = await freshStorage(backend);
-      const run = await runCli(childEnv(fresh.env), ["demo", "--json"]);
+      const run = await spawnCli(childEnv(fresh.env), ["demo", "--json"]);
       assertSucceeded(run);
       const demo = onlyJson(run);
       const strategies = (demo.Strategies as { Id: number; OwnerEmail: string }[]).map((s) => s.Id);

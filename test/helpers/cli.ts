@@ -1,8 +1,17 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import type { Worker } from "node:worker_threads";
+import { startThread } from "../../src/store/journal/journal-thread.js";
 import { builtArgs, ROOT } from "./built.js";
+import type { CliThreadReply, CliThreadRequest } from "./cli-thread.js";
 
-/** The operator CLI as operators run it (`npm run cli`: dist/cli/main.js): a separate process on the same storage as the service. */
+/**
+ * The operator CLI, on the same storage as the service: run on a thread of
+ * this process (its commands, options, answers and exit codes, without a
+ * process start per command: test/helpers/cli-thread.ts), or as operators run
+ * it (`npm run cli`: dist/cli/main.js), a separate process, where the process
+ * is what a test is about.
+ */
 
 /** A hung CLI fails the test; generous, since `demo` runs for seconds and CI machines are busy. */
 const CLI_TIMEOUT_MS = 120_000;
@@ -22,7 +31,50 @@ export function childEnv(storageEnv: Readonly<Record<string, string>>): NodeJS.P
   return { ...env, ...storageEnv };
 }
 
+let thread: Worker | null = null;
+const waiting = new Map<number, { resolve: (run: CliRun) => void; reject: (error: Error) => void }>();
+let nextId = 1;
+
+/** The CLI run on the test process's CLI thread, reading `env` as its environment. */
 export function runCli(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<CliRun> {
+  if (thread === null) {
+    const started = startThread(new URL("./cli-thread.ts", import.meta.url), null);
+    started.on("message", ({ id, ...run }: CliThreadReply) => {
+      waiting.get(id)?.resolve(run);
+      waiting.delete(id);
+      // An idle thread does not keep the test process alive.
+      if (waiting.size === 0) started.unref();
+    });
+    started.on("error", (error) => {
+      thread = null;
+      for (const { reject } of waiting.values()) reject(error);
+      waiting.clear();
+    });
+    thread = started;
+  }
+  const id = nextId++;
+  thread.ref();
+  thread.postMessage({ id, env, args } satisfies CliThreadRequest);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      waiting.delete(id);
+      reject(new Error(`cli ${args.join(" ")} did not finish within ${CLI_TIMEOUT_MS} ms`));
+    }, CLI_TIMEOUT_MS);
+    waiting.set(id, {
+      resolve: (run) => {
+        clearTimeout(timer);
+        resolve(run);
+      },
+      reject: (error) => {
+        clearTimeout(timer);
+        reject(error);
+      },
+    });
+  });
+}
+
+/** The CLI as a process of its own (compiled, as `npm run cli` runs it). */
+export function spawnCli(env: NodeJS.ProcessEnv, args: readonly string[]): Promise<CliRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [...builtArgs("cli/main"), ...args], {
       cwd: ROOT,

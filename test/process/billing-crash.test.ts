@@ -10,7 +10,7 @@ import { migrateToLatest } from "../../src/store/migrate.js";
 import { insertStrategy } from "../../src/store/strategy-rows.js";
 import { transaction } from "../../src/store/transaction.js";
 import { builtArgs, ROOT } from "../helpers/built.js";
-import { childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { childEnv, onlyJson, spawnCli } from "../helpers/cli.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
 
 /**
@@ -147,8 +147,8 @@ for (const backend of BACKENDS) {
 
       // The claims of the killed pass's direct charges run out at once: the next passes ask again.
       const [one, two] = await Promise.all([
-        runCli(env, ["billing", "run", "--claim-seconds", "0", "--json"]),
-        runCli(env, ["billing", "run", "--claim-seconds", "0", "--json"]),
+        spawnCli(env, ["billing", "run", "--claim-seconds", "0", "--json"]),
+        spawnCli(env, ["billing", "run", "--claim-seconds", "0", "--json"]),
       ]);
       assert.equal(one.code, 0, one.stderr);
       assert.equal(two.code, 0, two.stderr);

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import SqliteDatabase from "better-sqlite3";
 import { sql } from "kysely";
-import { assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { assertSucceeded, childEnv, onlyJson, spawnCli } from "../helpers/cli.js";
 import {
   baseEnv,
   cleanUpProcesses,
@@ -236,7 +236,7 @@ describe("keys changed by the CLI while the server runs", () => {
   test("a key the CLI makes works at once; once the CLI revokes it, the next request is refused, under load", async () => {
     const server = await startServer({ env: { BOOTSTRAP_ADMIN_KEY: CHOSEN_KEY, RATE_LIMIT_MAX: "1000000" } });
     const cli = async (...args: string[]) => {
-      const run = await runCli(childEnv({ DATA_DIR: server.dataDir }), [...args, "--json"]);
+      const run = await spawnCli(childEnv({ DATA_DIR: server.dataDir }), [...args, "--json"]);
       assertSucceeded(run);
       return onlyJson(run);
     };

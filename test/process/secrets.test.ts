@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, test } from "node:test";
-import { assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { assertSucceeded, childEnv, onlyJson, spawnCli } from "../helpers/cli.js";
 import {
   cleanUpProcesses,
   HOST,
@@ -56,7 +56,7 @@ function unparsable(port: number, text: string): Promise<string> {
 test("no key, token or password a client sends is ever written to the log", async () => {
   const dataDir = tempDataDir();
   const cli = async (...args: string[]) => {
-    const run = await runCli(childEnv({ DATA_DIR: dataDir }), [...args, "--json"]);
+    const run = await spawnCli(childEnv({ DATA_DIR: dataDir }), [...args, "--json"]);
     assertSucceeded(run);
     return onlyJson(run);
   };

@@ -8,5 +8,5 @@ export function openJournal(storage: Storage, origin: string): Journal {
   const { location } = storage;
   return location.backend === "sqlite"
     ? openSqliteJournal(location.file)
-    : openPostgresJournal(location.url, location.schema, origin);
+    : openPostgresJournal(location.url, location.options, origin);
 }

@@ -10,7 +10,7 @@ import { lockText, SESSION_SETTINGS, SQL, writeValues } from "./postgres-journal
  * connection of its own, sending what postgres-journal-statements.ts writes,
  * one batch at a time.
  */
-function connectionJournal(url: string, schema: string | undefined, origin: string): Journal {
+function connectionJournal(url: string, options: string | undefined, origin: string): Journal {
   let client: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
   const connection = (): Promise<pg.Client> => {
@@ -18,7 +18,7 @@ function connectionJournal(url: string, schema: string | undefined, origin: stri
     connecting ??= (async () => {
       const fresh = new pg.Client({
         connectionString: url,
-        ...(schema ? { options: `-c search_path=${schema}` } : {}),
+        ...(options ? { options } : {}),
       });
       // A lost connection is made again for the next batch.
       fresh.on("error", () => {
@@ -101,8 +101,8 @@ function connectionJournal(url: string, schema: string | undefined, origin: stri
 }
 
 readInt8AsNumber();
-const { url, schema, origin } = workerData as { url: string; schema: string | undefined; origin: string };
-const journal = connectionJournal(url, schema, origin);
+const { url, options, origin } = workerData as { url: string; options: string | undefined; origin: string };
+const journal = connectionJournal(url, options, origin);
 
 parentPort?.on("message", (request: JournalRequest) => {
   const { id, command } = request;

@@ -8,6 +8,6 @@ import { journalOnThread, siblingModule } from "./journal-thread.js";
  * service's event loop between requests, and encoding a batch's arrays costs
  * the event loop nothing.
  */
-export function openPostgresJournal(url: string, schema: string | undefined, origin: string): Journal {
-  return journalOnThread(siblingModule("postgres-journal-thread", import.meta.url), { url, schema, origin });
+export function openPostgresJournal(url: string, options: string | undefined, origin: string): Journal {
+  return journalOnThread(siblingModule("postgres-journal-thread", import.meta.url), { url, options, origin });
 }
