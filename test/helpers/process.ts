@@ -35,22 +35,34 @@ export function tempDataDir(): string {
   return directory;
 }
 
-/** Free ports: listen on port 0 (all at once, so they differ) and close. */
+/**
+ * Ports below the range Linux hands out as the local ends of outgoing
+ * connections (ip_local_port_range, from 32768): a port picked by listening on
+ * port 0 comes from that range, and between its closing and the service's
+ * listening, another test's outgoing connection (PostgreSQL's, a child's) may
+ * take it.
+ */
+const PORT_LOW = 20_000;
+const PORT_HIGH = 32_767;
+
+/** Free ports: random ones below the outgoing range, each listened on (all at once, so they differ) and closed. */
 export async function freePorts(count: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<net.Server>((resolve, reject) => {
-          const server = net.createServer();
-          server.once("error", reject);
-          server.listen(0, HOST, () => resolve(server));
-        }),
-    ),
-  );
-  const ports = servers.map((server) => (server.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
+  const ports: number[] = [];
+  for (let attempt = 0; ports.length < count; attempt++) {
+    const port = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW + 1));
+    if (ports.includes(port)) continue;
+    if (await freeNow(port)) ports.push(port);
+    else if (attempt > 1_000) throw new Error("no free port below the outgoing range");
+  }
   return ports;
+}
+
+function freeNow(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = net.createServer();
+    server.once("error", () => resolve(false));
+    server.listen(port, HOST, () => server.close(() => resolve(true)));
+  });
 }
 
 function accepts(port: number): Promise<boolean> {

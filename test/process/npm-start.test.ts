@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import { ensureBuilt, ROOT } from "../helpers/built.js";
-import { baseEnv, cleanUpProcesses, HOST, send, tempDataDir, withinTimeout } from "../helpers/process.js";
+import { baseEnv, cleanUpProcesses, freePorts, HOST, send, tempDataDir, withinTimeout } from "../helpers/process.js";
 
 /** `npm start` as operators run it: compiled JavaScript, stopped by a signal to npm itself. */
 
@@ -22,14 +22,6 @@ function listening(port: number): Promise<boolean> {
     });
     socket.once("error", () => resolve(false));
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, HOST, resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** The command lines of the processes whose parent is `pid`, where Linux's /proc tells (else none). */
@@ -57,7 +49,7 @@ describe("npm start", () => {
 
   for (const signal of ["SIGTERM", "SIGINT"] as const) {
     test(`runs the compiled service, and ${signal} to npm stops it and frees its ports`, async () => {
-      const [wl, gen, geo, legacy] = [await freePort(), await freePort(), await freePort(), await freePort()];
+      const [wl, gen, geo, legacy] = (await freePorts(4)) as [number, number, number, number];
       const npm = spawn("npm", ["start"], {
         cwd: ROOT,
         env: {
