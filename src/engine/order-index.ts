@@ -137,12 +137,10 @@ interface Placement {
   readonly key: bigint;
 }
 
-/** Where an order or trade sits: its symbol and ladder, and its rung there (none for a market order). */
-interface Placed {
-  readonly symbol: string;
-  readonly ladder: LadderName | TradeLadderName | "market";
-  readonly rung: Rung | null;
-}
+/** Where an order or trade sits: its symbol and ladder, and its rung there (a market order has none). */
+type Placed =
+  | { readonly symbol: string; readonly ladder: "market" }
+  | { readonly symbol: string; readonly ladder: LadderName | TradeLadderName; readonly rung: Rung };
 
 interface StrategyEntry {
   version: number;
@@ -380,13 +378,14 @@ export class OrderIndex {
       ladders = new SymbolLadders();
       this.#symbols.set(placement.symbol, ladders);
     }
-    let rung: Rung | null = null;
-    if (placement.ladder === "market") ladders.market.set(id, strategyId);
-    else {
-      const ladder = ladders.ladders[placement.ladder];
-      rung = { key: placement.key, orderId: id, strategyId };
-      ladder.splice(bound(ladder, placement.key, true), 0, rung);
+    if (placement.ladder === "market") {
+      ladders.market.set(id, strategyId);
+      this.#placements.set(id, { symbol: placement.symbol, ladder: "market" });
+      return;
     }
+    const ladder = ladders.ladders[placement.ladder];
+    const rung = { key: placement.key, orderId: id, strategyId };
+    ladder.splice(bound(ladder, placement.key, true), 0, rung);
     this.#placements.set(id, { symbol: placement.symbol, ladder: placement.ladder, rung });
   }
 
@@ -396,10 +395,10 @@ export class OrderIndex {
     this.#placements.delete(orderId);
     const ladders = this.#symbols.get(placement.symbol);
     if (!ladders) return;
-    const { rung } = placement;
-    if (placement.ladder === "market" || rung === null) ladders.market.delete(orderId);
+    if (placement.ladder === "market") ladders.market.delete(orderId);
     else {
       // Found from its key as it is now (adverse may have moved it), among the rungs sharing it.
+      const { rung } = placement;
       const ladder = ladders.ladders[placement.ladder];
       for (let i = bound(ladder, rung.key, false); i < ladder.length && (ladder[i] as Rung).key === rung.key; i++) {
         if (ladder[i] === rung) {

@@ -45,7 +45,7 @@ export function tempDataDir(): string {
 const PORT_LOW = 20_000;
 const PORT_HIGH = 32_767;
 
-/** Free ports: random ones below the outgoing range, each listened on (all at once, so they differ) and closed. */
+/** Free ports: distinct random ones below the outgoing range, each listened on and closed. */
 export async function freePorts(count: number): Promise<number[]> {
   const ports: number[] = [];
   for (let attempt = 0; ports.length < count; attempt++) {
