@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { bumpKeyEpoch, KEYS_CHANNEL, readKeyEpoch } from "../store/key-epoch.js";
+import { bumpKeyEpoch, KEYS_CHANNEL, keyEpochAtOnce, readKeyEpoch } from "../store/key-epoch.js";
 import { currentSchema } from "../store/migrate.js";
 import type { Storage } from "../store/storage.js";
 import { afterCommit, type Tx, withTransaction } from "../store/transaction.js";
@@ -123,20 +123,25 @@ export class KeyCache<Found> {
       if (this.#checking) return this.#checking;
       if (this.#readThisTurn && this.#keyChangesSeen === keyChangesCommitted) return undefined;
       const version = storage.dataVersion();
-      if (version === this.#dataVersion) {
-        this.#keyChangesSeen = keyChangesCommitted;
-        if (!this.#readThisTurn) {
-          this.#readThisTurn = true;
-          setImmediate(() => {
-            this.#readThisTurn = false;
+      if (version !== this.#dataVersion) {
+        // Our own journal's commits move data_version too (every batch): the epoch is read at once when it can be.
+        const epoch = keyEpochAtOnce(storage);
+        if (epoch === null) {
+          this.#checking = this.#checkEpoch(version).finally(() => {
+            this.#checking = null;
           });
+          return this.#checking;
         }
-        return undefined;
+        this.#saw(epoch, version);
       }
-      this.#checking = this.#checkEpoch(version).finally(() => {
-        this.#checking = null;
-      });
-      return this.#checking;
+      this.#keyChangesSeen = keyChangesCommitted;
+      if (!this.#readThisTurn) {
+        this.#readThisTurn = true;
+        setImmediate(() => {
+          this.#readThisTurn = false;
+        });
+      }
+      return undefined;
     }
     if (this.#listener === "none") void this.#listen();
     return undefined;
@@ -145,7 +150,11 @@ export class KeyCache<Found> {
   async #checkEpoch(version: number): Promise<void> {
     // Read through the query path, which waits for this process's open transaction to end: an epoch
     // moved by a transaction of ours that then rolls back must never be taken as seen.
-    const epoch = await readKeyEpoch(this.storage.db);
+    this.#saw(await readKeyEpoch(this.storage.db), version);
+  }
+
+  /** The epoch read at data_version `version`: the cache is emptied when it moved. */
+  #saw(epoch: string, version: number): void {
     if (epoch !== this.#epoch) this.forget();
     this.#epoch = epoch;
     this.#dataVersion = version;

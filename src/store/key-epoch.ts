@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Backend } from "./storage.js";
+import type { Backend, Storage } from "./storage.js";
 import type { Tx } from "./transaction.js";
 
 /**
@@ -30,6 +30,19 @@ export async function bumpKeyEpoch(tx: Tx, backend: Backend, origin: string): Pr
   if (backend === "postgres") {
     await sql`select pg_notify(${KEYS_CHANNEL}, current_schema() || ${`|${origin}`})`.execute(tx);
   }
+}
+
+const EPOCH_TEXT = "select value from service_settings where name = ?";
+
+/**
+ * The epoch read at once (SQLite, while no transaction of this process is
+ * open on the query connection); null when it must be read through the query
+ * path instead (readKeyEpoch), after that transaction.
+ */
+export function keyEpochAtOnce(storage: Storage): string | null {
+  const read = storage.readAtOnce?.(EPOCH_TEXT, [KEY_EPOCH]);
+  if (!read) return null;
+  return (read.row as { value: string } | undefined)?.value ?? "0";
 }
 
 /** The epoch as stored; "0" before the first change. */

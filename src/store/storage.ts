@@ -48,6 +48,13 @@ export interface Storage {
    * once). While it stands, every row reads as it did.
    */
   readonly writeMark?: () => string;
+  /**
+   * SQLite only: a small read run at once on the connection queries run on
+   * (its statement prepared once), without a turn through the query queue;
+   * null while a transaction is open there, whose writes it would see
+   * uncommitted: the caller then reads through `db`, after that transaction.
+   */
+  readonly readAtOnce?: (sqlText: string, params: readonly unknown[]) => { readonly row: unknown } | null;
 }
 
 export interface StorageConfig {
@@ -81,7 +88,8 @@ function openSqlite(dataDir: string): Storage {
   const file = join(dataDir, "strategy-hub.sqlite");
   const database = new SqliteDatabase(file);
   configureSqlite(database);
-  const db = new Kysely<Database>({ dialect: new QueuedSqliteDialect({ database: withStatementCache(database) }) });
+  const statements = withStatementCache(database);
+  const db = new Kysely<Database>({ dialect: new QueuedSqliteDialect({ database: statements }) });
   const dataVersion = database.prepare("pragma data_version").pluck();
   const totalChanges = database.prepare("select total_changes()").pluck();
   // data_version takes the WAL read lock, microseconds under load: read once a turn of the event
@@ -103,6 +111,8 @@ function openSqlite(dataDir: string): Storage {
     location: { backend: "sqlite", file },
     dataVersion: () => dataVersion.get() as number,
     writeMark: () => `${dataVersionThisTurn()}:${totalChanges.get() as number}`,
+    readAtOnce: (sqlText, params) =>
+      database.inTransaction ? null : { row: statements.prepare(sqlText).all(params)[0] },
     async close() {
       // The last connection to close checkpoints the WAL into the database file.
       await db.destroy();

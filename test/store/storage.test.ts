@@ -165,6 +165,19 @@ for (const backend of BACKENDS) {
           await other.close();
         }
       });
+
+      test("a read at once answers what is committed, and nothing while a transaction of ours is open", async () => {
+        const readAtOnce = fresh.storage.readAtOnce as NonNullable<typeof fresh.storage.readAtOnce>;
+        const text = "select value from service_settings where name = ?";
+        await transaction(fresh.storage, (tx) => writeSetting(tx, "read_at_once", "before"));
+        assert.deepEqual(readAtOnce(text, ["read_at_once"]), { row: { value: "before" } });
+        assert.deepEqual(readAtOnce(text, ["no_such_setting"]), { row: undefined });
+        await transaction(fresh.storage, async (tx) => {
+          await writeSetting(tx, "read_at_once", "uncommitted");
+          assert.equal(readAtOnce(text, ["read_at_once"]), null, "it would see the uncommitted write");
+        });
+        assert.deepEqual(readAtOnce(text, ["read_at_once"]), { row: { value: "uncommitted" } });
+      });
     }
 
     if (backend === "postgres") {
