@@ -188,7 +188,6 @@ function place(
   };
 }
 
-/** Checks an order's terms against the strategy's position; throws the refusal with every problem found. */
 /**
  * The position an order will meet: the one held now, or for an order waiting
  * on a parent in the same symbol, the one the parent's fill will leave.
@@ -203,6 +202,7 @@ function positionMet(state: TradingState, instrument: Instrument, parentId: numb
   return parentTerms.side === "buy" ? add(held, leaves) : sub(held, leaves);
 }
 
+/** The order's terms, checked against the position it will meet; throws the refusal with every problem found. */
 function termsFor(
   input: OrderInput,
   state: TradingState,
