@@ -83,4 +83,32 @@ describe("the PostgreSQL journal's write plan", { skip: !BACKENDS.includes("post
   test("the journal's session finds each row by key: no table is read whole", async () => {
     assert.deepEqual(await explain(SESSION_SETTINGS), []);
   });
+
+  test("the journal's session plans the write once, generically, and that plan also reads no table whole", async () => {
+    const client = new pg.Client({ connectionString: process.env.DATABASE_URL, options: `-c search_path=${schema}` });
+    await client.connect();
+    try {
+      await client.query(SESSION_SETTINGS);
+      await client.query(`prepare journal_write as ${SQL.write}`);
+      // A prepared statement's plan is explained by EXECUTE, whose arguments are literals.
+      const values = writeValues(batch, "plan-test").map((value) => client.escapeLiteral(literalOf(value)));
+      const result = await client.query(`explain (format json) execute journal_write(${values.join(", ")})`);
+      const [{ Plan: plan }] = result.rows[0]["QUERY PLAN"] as [{ Plan: PlanNode }];
+      assert.deepEqual(scannedTables(plan), []);
+      const planned = await client.query<{ generic_plans: number; custom_plans: number }>(
+        "select generic_plans, custom_plans from pg_prepared_statements where name = 'journal_write'",
+      );
+      assert.deepEqual(planned.rows, [{ generic_plans: 1, custom_plans: 0 }]);
+    } finally {
+      await client.end();
+    }
+  });
 });
+
+/** A parameter as PostgreSQL reads it in text: an array literal for arrays. */
+function literalOf(value: unknown): string {
+  if (!Array.isArray(value)) return String(value);
+  const element = (item: unknown) =>
+    item === null || item === undefined ? "NULL" : `"${String(item).replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+  return `{${value.map(element).join(",")}}`;
+}

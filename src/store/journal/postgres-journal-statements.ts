@@ -296,8 +296,12 @@ export const SQL = {
  * to a whole table instead, as it did with statistics not yet gathered on
  * 100,000 orders: each batch of fills read all of them to change a few
  * hundred (35 ms of a 70 ms write).
+ *
+ * The write is planned once, generically, not anew for each batch's arrays:
+ * planning its sixteen CTEs took 0.7 ms of a batch's 4.5 (25 orders), and
+ * whatever the arrays hold, the plan looks each row up by key.
  */
-export const SESSION_SETTINGS = "set enable_seqscan = off";
+export const SESSION_SETTINGS = "set enable_seqscan = off; set plan_cache_mode = force_generic_plan";
 
 /** The column arrays of rows, in the columns' order. */
 function arrays(rows: readonly object[], columns: readonly Column[]): unknown[][] {
