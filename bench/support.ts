@@ -8,7 +8,6 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
 import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
@@ -19,6 +18,8 @@ import type { MarketQuote } from "../src/core/market/quote.js";
 import { simulatedQuote } from "../src/core/market/simulated.js";
 import { fromServiceSymbol } from "../src/core/symbols/instrument.js";
 import { parseMarketFeed } from "../src/engine/market-data.js";
+
+export { freePorts } from "../test/helpers/ports.js";
 
 export const HOST = "127.0.0.1";
 export const REPO_ROOT = fileURLToPath(new URL("..", import.meta.url));
@@ -77,30 +78,6 @@ export function onCleanup(name: string, run: () => Promise<void>): () => Promise
     if (at >= 0) hooks.splice(at, 1);
     return hook.run();
   };
-}
-
-/**
- * Free ports, taken by listening on port 0. All listeners stay open until every
- * port is known so the OS cannot hand out the same port twice; a port can still
- * be taken by someone else before the child binds it, which the child then reports.
- */
-export async function freePorts(count: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    for (let i = 0; i < count; i++) {
-      const server = createServer();
-      servers.push(server);
-      server.listen(0, HOST);
-      await once(server, "listening");
-    }
-    return servers.map((server) => {
-      const address = server.address();
-      if (address === null || typeof address === "string") throw new Error("no port for a TCP listener");
-      return address.port;
-    });
-  } finally {
-    await Promise.all(servers.map((server) => new Promise((resolve) => server.close(resolve))));
-  }
 }
 
 /** Starts a Node child in the repo with stdout and stderr appended to `logPath`, and tracks it for cleanup. */

@@ -5,6 +5,9 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { builtArgs, ROOT } from "./built.js";
+import { freePorts } from "./ports.js";
+
+export { freePorts };
 
 /**
  * The real service (`npm start`) as a child process over real sockets: started
@@ -33,36 +36,6 @@ export function tempDataDir(): string {
   const directory = mkdtempSync(join(tmpdir(), "strategy-hub-process-"));
   directories.add(directory);
   return directory;
-}
-
-/**
- * Ports below the range Linux hands out as the local ends of outgoing
- * connections (ip_local_port_range, from 32768): a port picked by listening on
- * port 0 comes from that range, and between its closing and the service's
- * listening, another test's outgoing connection (PostgreSQL's, a child's) may
- * take it.
- */
-const PORT_LOW = 20_000;
-const PORT_HIGH = 32_767;
-
-/** Free ports: distinct random ones below the outgoing range, each listened on and closed. */
-export async function freePorts(count: number): Promise<number[]> {
-  const ports: number[] = [];
-  for (let attempt = 0; ports.length < count; attempt++) {
-    const port = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW + 1));
-    if (ports.includes(port)) continue;
-    if (await freeNow(port)) ports.push(port);
-    else if (attempt > 1_000) throw new Error("no free port below the outgoing range");
-  }
-  return ports;
-}
-
-function freeNow(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once("error", () => resolve(false));
-    server.listen(port, HOST, () => server.close(() => resolve(true)));
-  });
 }
 
 function accepts(port: number): Promise<boolean> {
