@@ -1,6 +1,8 @@
 import { sql } from "kysely";
 import { add, type Decimal, storedDecimal, ZERO } from "../core/decimal.js";
+import { keyedReads } from "../store/keyed-reads.js";
 import type { Tx } from "../store/transaction.js";
+import { dbOf, type Runtime } from "./runtime.js";
 
 /**
  * What autotrading says about strategies: the assets following each one
@@ -61,6 +63,18 @@ export async function autotradeFigures(
 
 export const figuresOf = (figures: ReadonlyMap<number, AutotradeFigures>, strategyId: number): AutotradeFigures =>
   figures.get(strategyId) ?? NONE;
+
+/**
+ * One strategy's figures, read with those other requests ask for in the same
+ * turn (src/store/keyed-reads.ts): one statement for them all, and on SQLite
+ * none while nothing is written.
+ */
+export async function strategyAutotradeFigures(
+  runtime: Pick<Runtime, "storage" | "tx">,
+  strategyId: number,
+): Promise<AutotradeFigures> {
+  return (await keyedReads(runtime.storage, autotradeFigures).read(dbOf(runtime), strategyId)) ?? NONE;
+}
 
 /** A condition on strategies `st`: its owner autotrades it now. */
 export const ownerAutotrades = sql<boolean>`exists (select 1 from autotrade_setups s

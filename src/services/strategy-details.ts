@@ -11,7 +11,7 @@ import { SECURITY_TYPES, type SecurityType, type SymbolType } from "../core/symb
 import { keyedReads } from "../store/keyed-reads.js";
 import { strategyRecordTotals } from "../store/strategy-records.js";
 import type { Tx } from "../store/transaction.js";
-import { type AutotradeFigures, autotradeFigures, figuresOf } from "./autotrade-aum.js";
+import { type AutotradeFigures, strategyAutotradeFigures } from "./autotrade-aum.js";
 import { viewableStrategy } from "./closed-trades.js";
 import { planSeries } from "./equity.js";
 import { cachedRecord } from "./record-cache.js";
@@ -180,7 +180,7 @@ export async function strategyDetails(
     keyedReads(ctx.storage, ownerNames).read(dbOf(ctx), strategy.owner_person_id),
     strategyRecord(ctx, strategy, version),
     modelAccount(ctx, strategyId),
-    autotradeFigures(dbOf(ctx), [strategyId]),
+    strategyAutotradeFigures(ctx, strategyId),
   ]);
   const ownerName = owner ?? "";
   return {
@@ -189,6 +189,6 @@ export async function strategyDetails(
     account,
     statistics: { ...record.statistics, ageInDays: ageInDays(strategy.created_at, ctx.clock.nowMs()) },
     record,
-    autotrade: figuresOf(autotrade, strategyId),
+    autotrade,
   };
 }

@@ -114,5 +114,25 @@ for (const backend of BACKENDS) {
       assert.equal(ownStop.status, 200, ownStop.text);
       assert.deepEqual(await details(strategy), [0, 0, false, 0]);
     });
+
+    test("a setup another process starts or disables is in the next answer here", async () => {
+      const owner = await newCustomer(service, p.siteA);
+      const strategy = await newStrategy(service, ADMIN_KEY, owner);
+      assert.deepEqual(await details(strategy), [0, 0, false, 0]);
+      assert.deepEqual(await details(strategy), [0, 0, false, 0], "asked again, nothing written since");
+      const follower = await newCustomer(service, p.siteA);
+      const other = await service.sibling();
+      try {
+        const account = await autotrading(other, follower, strategy);
+        assert.deepEqual(await details(strategy), [100_000, 1, false, 0]);
+        const off = await other.call("GEN", "PUT", "/Autotrade/SetAutotradeSettings", {
+          body: { PersonId: follower, Account: account, IsAutotradeEnabled: false },
+        });
+        assert.equal(off.status, 200, off.text);
+      } finally {
+        await other.close();
+      }
+      assert.deepEqual(await details(strategy), [0, 0, false, 0]);
+    });
   });
 }
