@@ -1,4 +1,4 @@
-import { sql } from "kysely";
+import { type CompiledQuery, sql } from "kysely";
 import type { Backend, Storage } from "./storage.js";
 import type { Tx } from "./transaction.js";
 
@@ -32,7 +32,14 @@ export async function bumpKeyEpoch(tx: Tx, backend: Backend, origin: string): Pr
   }
 }
 
-const EPOCH_TEXT = "select value from service_settings where name = ?";
+/** The read of the epoch's row. */
+const epochRow = (tx: Tx) => tx.selectFrom("service_settings").select("value").where("name", "=", KEY_EPOCH);
+
+/** The epoch a row holds; "0" before the first change (no row). */
+const epochOf = (row: { readonly value: string } | undefined): string => row?.value ?? "0";
+
+/** The epoch's read as SQLite text, compiled once per storage. */
+const compiledEpochRow = new WeakMap<Storage, CompiledQuery>();
 
 /**
  * The epoch read at once (SQLite, while no transaction of this process is
@@ -40,13 +47,17 @@ const EPOCH_TEXT = "select value from service_settings where name = ?";
  * path instead (readKeyEpoch), after that transaction.
  */
 export function keyEpochAtOnce(storage: Storage): string | null {
-  const read = storage.readAtOnce?.(EPOCH_TEXT, [KEY_EPOCH]);
-  if (!read) return null;
-  return (read.row as { value: string } | undefined)?.value ?? "0";
+  if (!storage.readAtOnce) return null;
+  let query = compiledEpochRow.get(storage);
+  if (!query) {
+    query = epochRow(storage.db).compile();
+    compiledEpochRow.set(storage, query);
+  }
+  const read = storage.readAtOnce(query.sql, query.parameters);
+  return read && epochOf(read.row as { value: string } | undefined);
 }
 
 /** The epoch as stored; "0" before the first change. */
 export async function readKeyEpoch(tx: Tx): Promise<string> {
-  const row = await tx.selectFrom("service_settings").select("value").where("name", "=", KEY_EPOCH).executeTakeFirst();
-  return row?.value ?? "0";
+  return epochOf(await epochRow(tx).executeTakeFirst());
 }
