@@ -27,22 +27,26 @@ export interface ConsumerWrites {
 
 export const noWrites = (): ConsumerWrites => ({ recordTotals: [], accountOrders: [], copySkips: [] });
 
-/** The writes of two deliveries as one (record totals of a strategy add up). */
-export function mergeWrites(first: ConsumerWrites, later: ConsumerWrites): ConsumerWrites {
-  const totals = new Map<number, RecordTotals>(first.recordTotals.map((t) => [t.strategy_id, t]));
-  for (const next of later.recordTotals) {
-    const kept = totals.get(next.strategy_id);
-    totals.set(next.strategy_id, kept ? addTotals(kept, next) : next);
+/**
+ * The writes of deliveries as one, in their order (record totals of a
+ * strategy add up). A batch merges every delivery it carries at once: merging
+ * them two at a time copied what was merged so far for each, quadratic in the
+ * deliveries of a batch.
+ */
+export function mergeWrites(deliveries: readonly ConsumerWrites[]): ConsumerWrites {
+  const totals = new Map<number, RecordTotals>();
+  const accountOrders: NewAccountOrder[] = [];
+  const copySkips: NewCopySkip[] = [];
+  for (const writes of deliveries) {
+    for (const next of writes.recordTotals) {
+      const kept = totals.get(next.strategy_id);
+      totals.set(next.strategy_id, kept ? addTotals(kept, next) : next);
+    }
+    for (const order of writes.accountOrders) accountOrders.push(order);
+    for (const skip of writes.copySkips) copySkips.push(skip);
   }
-  return {
-    recordTotals: [...totals.values()],
-    accountOrders: concat(first.accountOrders, later.accountOrders),
-    copySkips: concat(first.copySkips, later.copySkips),
-  };
+  return { recordTotals: [...totals.values()], accountOrders, copySkips };
 }
-
-const concat = <T>(a: readonly T[], b: readonly T[]): readonly T[] =>
-  a.length === 0 ? b : b.length === 0 ? a : [...a, ...b];
 
 export const addTotals = (a: RecordTotals, b: RecordTotals): RecordTotals => ({
   strategy_id: a.strategy_id,

@@ -3,7 +3,7 @@ import type { ConsumerAdvance, NewAccountOrder, NewCopySkip, RecordTotals } from
 import type { Storage } from "../../store/storage.js";
 import type { BatchContributor, TradingFrame } from "../frame/frame.js";
 import type { OrderEvent } from "../frame/journal-entry.js";
-import { type ConsumerWrites, mergeWrites, noWrites, type OutboxConsumer } from "./consumer.js";
+import { type ConsumerWrites, mergeWrites, type OutboxConsumer } from "./consumer.js";
 import { eventsAfterPosition, type OutboxEvent, outboxEventOf } from "./events.js";
 
 /**
@@ -95,7 +95,7 @@ export class OutboxRunner implements BatchContributor {
       expected: d.expected,
       seq: d.seq,
     }));
-    const writes = this.#inFlight.reduce((all, d) => mergeWrites(all, d.writes), noWrites());
+    const writes = mergeWrites(this.#inFlight.map((d) => d.writes));
     return {
       consumers,
       recordTotals: [...writes.recordTotals],
@@ -126,7 +126,7 @@ export class OutboxRunner implements BatchContributor {
       // Not written with a batch another account's conflict held back: it waits for the next.
       const later = this.#waiting.get(key);
       if (later) {
-        later.writes = mergeWrites(delivery.writes, later.writes);
+        later.writes = mergeWrites([delivery.writes, later.writes]);
         this.#waiting.set(key, { ...later, expected: delivery.expected });
       } else {
         this.#waiting.set(key, delivery);
@@ -182,7 +182,7 @@ export class OutboxRunner implements BatchContributor {
     const waiting = this.#waiting.get(key);
     if (waiting) {
       waiting.seq = last.seq;
-      waiting.writes = mergeWrites(waiting.writes, writes);
+      waiting.writes = mergeWrites([waiting.writes, writes]);
     } else {
       this.#waiting.set(key, { consumer, accountId, expected: position, seq: last.seq, writes });
     }
