@@ -56,7 +56,7 @@ export interface WorkingAccount {
   readonly state: TradingState;
   /** The stored image of every order in the state's book. */
   readonly rows: ReadonlyMap<number, StoredOrder>;
-  /** Ended orders still in the book (they leave it in bulk). */
+  /** Orders ended since the book was last pruned (ended orders leave it in bulk). */
   readonly endedInBook: number;
   readonly eventSeq: number;
   readonly commissionsPaid: Decimal;

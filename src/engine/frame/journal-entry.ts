@@ -110,12 +110,6 @@ const asOf = (row: StoredOrder, state: OrderState): StoredOrder => ({
 /** Ended orders the book may hold before they are taken out. */
 const ENDED_KEPT = 64;
 
-const liveCount = (state: TradingState): number => {
-  let live = 0;
-  for (const order of state.book.values()) if (!TERMINAL.has(order.state.status)) live += 1;
-  return live;
-};
-
 export const noChanges = (): AccountChanges => ({
   orders: new Map(),
   trades: new Map(),
@@ -360,11 +354,12 @@ export function recordOperation(
   if (op.desiredPositions !== undefined) changes.desiredPositions = op.desiredPositions;
 
   const ended: StoredOrder[] = [];
-  let endedInBook = before.endedInBook + endedNow;
   // Ended orders leave the book in bulk: looking for what still waits on them takes a pass over the book.
-  const prune = endedInBook > Math.max(ENDED_KEPT, after.book.size / 8);
+  // Those a live order still waits on stay and are not counted again: counted, an account holding more
+  // filled entries with working exits than the threshold pruned its whole book on every operation.
+  const prune = before.endedInBook + endedNow > Math.max(ENDED_KEPT, after.book.size / 8);
+  const endedInBook = prune ? 0 : before.endedInBook + endedNow;
   const state = pruned(after, rows, ended, prune);
-  if (prune) endedInBook = state.book.size - liveCount(state);
   const strategy =
     changes.traded.size === 0 && op.desiredPositions === undefined
       ? before.strategy
