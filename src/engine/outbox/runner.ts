@@ -239,9 +239,11 @@ export class OutboxRunner implements BatchContributor {
         .select(["a.id", "a.event_seq", "p.seq"])
         .where((eb) => eb("a.event_seq", ">", eb.fn.coalesce("p.seq", eb.lit(0))))
         .execute();
+      // Looked up per account behind: a search of the batch in flight for each was quadratic under load.
+      const inFlight = new Set(this.#inFlight.map((d) => keyOf(d.consumer, d.accountId)));
       for (const account of behind) {
         const key = keyOf(consumer, account.id);
-        if (this.#waiting.has(key) || this.#inFlight.some((d) => keyOf(d.consumer, d.accountId) === key)) continue;
+        if (this.#waiting.has(key) || inFlight.has(key)) continue;
         this.#known.delete(key);
         this.#readLater(consumer, account.id);
       }
