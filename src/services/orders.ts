@@ -1,8 +1,9 @@
 import { marginOf, markPositions, openingRequirement, summarize } from "../core/account.js";
 import { add, compare, type Decimal, formatDecimal, sub, ZERO } from "../core/decimal.js";
 import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
-import { type Book, type BookEvent, cancel, replace, submit } from "../core/orders/book.js";
+import { type Book, type BookEvent, type BookOrder, cancel, replace, submit } from "../core/orders/book.js";
 import { type HeldPosition, type MarketView, type TradingState, withBook } from "../core/orders/execution.js";
+import { childrenOf } from "../core/orders/indexed-book.js";
 import { leavesQuantity } from "../core/orders/order.js";
 import { CANCELLABLE, TERMINAL } from "../core/orders/status.js";
 import {
@@ -19,6 +20,10 @@ import { editable } from "../core/transient.js";
 import type { StrategyOfAccount } from "../engine/frame/account.js";
 import type { AccountOperation } from "../engine/frame/frame.js";
 import { type TradingCall, tradeOn } from "./trading.js";
+
+/** The orders waiting on a parent (its exits, its held children), found through the book's index rather than a pass over it. */
+const childOrders = (book: Book, parentId: number): BookOrder[] =>
+  childrenOf(book, parentId).flatMap((childId) => book.get(childId) ?? []);
 
 /** An order as the owner sends it (NewStrategyOrder, ReplaceStrategyOrder; legacy submitSignal later). */
 export interface OrderInput extends Omit<OrderRequest, "conditional"> {
@@ -163,8 +168,8 @@ function place(
   }
   if (links.replacing) {
     // The replaced order's exits now belong to the replacement.
-    for (const child of current.book.values()) {
-      if (child.parentId !== id || TERMINAL.has(child.state.status)) continue;
+    for (const child of childOrders(current.book, id)) {
+      if (TERMINAL.has(child.state.status)) continue;
       const signalType = current.terms.get(child.id)?.signalType;
       if (signalType === SIGNAL_TYPES.profitTarget) exitIds.profitTarget ??= child.id;
       if (signalType === SIGNAL_TYPES.stopLoss) exitIds.stopLoss ??= child.id;
@@ -365,7 +370,7 @@ export function replaceStep(op: AccountOperation, input: OrderInput, oldId: numb
       message: "A replacement keeps the parent of the order it replaces",
     });
   }
-  const hasExits = [...state.book.values()].some((o) => o.parentId === oldId && o.state.status === "PendingNew");
+  const hasExits = childOrders(state.book, oldId).some((o) => o.state.status === "PendingNew");
   for (const [exit, given] of [
     ["ProfitTarget", input.profitTarget],
     ["StopLoss", input.stopLoss],
@@ -408,7 +413,7 @@ export async function cancelOrder(ctx: TradingCall, strategyId: number, signalId
     }
     const events: BookEvent[] = [];
     const next = withBook(state, cancel(state.book, signalId), events);
-    const exits = [...next.book.values()].filter((o) => o.parentId === signalId);
+    const exits = childOrders(next.book, signalId);
     const exitOf = (signalType: number) =>
       exits.find((o) => next.terms.get(o.id)?.signalType === signalType)?.id ?? null;
     return {
