@@ -210,15 +210,9 @@ export class AutotradeDesk implements SetupListener {
   /** The signed quantity the setup's open orders in the symbol would still add (by open or close). */
   openQuantity(account: FollowerAccount, setupId: number, symbol: string, openClose: "open" | "close"): Decimal {
     let total = ZERO;
-    for (const { row } of account.orders.values()) {
+    for (const { row } of account.orders.ofSetup(setupId, symbol)) {
       // The automatic stop loss rests beside the strategy's exits: it covers nothing they must close.
-      if (
-        row.setup_id !== setupId ||
-        row.symbol !== symbol ||
-        row.open_close !== openClose ||
-        row.purpose === "auto_stop"
-      )
-        continue;
+      if (row.open_close !== openClose || row.purpose === "auto_stop") continue;
       const leaves = sub(storedDecimal(row.quantity), storedDecimal(row.filled_quantity));
       total = add(total, row.side === "buy" ? leaves : sub(ZERO, leaves));
     }

@@ -41,6 +41,57 @@ export interface HeldOrder {
   readonly fillIds: Set<string>;
 }
 
+/**
+ * An account's open orders by idempotency key, indexed by setup and symbol:
+ * each copy asks what the setup's orders in its symbol would still add, and
+ * a pass over every open order of the account for each made a strategy that
+ * rests many orders quadratic for its followers. An order's setup and symbol
+ * never change (its row is replaced by one of the same order), so the index
+ * follows set and delete alone.
+ */
+export class HeldOrders extends Map<string, HeldOrder> {
+  readonly #bySetupSymbol = new Map<string, Set<string>>();
+
+  override set(key: string, held: HeldOrder): this {
+    const was = this.get(key);
+    if (was !== undefined) this.#unindex(key, was);
+    super.set(key, held);
+    const at = setupSymbolKey(held.row.setup_id, held.row.symbol);
+    const keys = this.#bySetupSymbol.get(at);
+    if (keys) keys.add(key);
+    else this.#bySetupSymbol.set(at, new Set([key]));
+    return this;
+  }
+
+  override delete(key: string): boolean {
+    const was = this.get(key);
+    if (was !== undefined) this.#unindex(key, was);
+    return super.delete(key);
+  }
+
+  override clear(): void {
+    this.#bySetupSymbol.clear();
+    super.clear();
+  }
+
+  /** The open orders of a setup in a symbol. */
+  *ofSetup(setupId: number, symbol: string): Iterable<HeldOrder> {
+    for (const key of this.#bySetupSymbol.get(setupSymbolKey(setupId, symbol)) ?? []) {
+      const held = this.get(key);
+      if (held !== undefined) yield held;
+    }
+  }
+
+  #unindex(key: string, held: HeldOrder): void {
+    const at = setupSymbolKey(held.row.setup_id, held.row.symbol);
+    const keys = this.#bySetupSymbol.get(at);
+    keys?.delete(key);
+    if (keys?.size === 0) this.#bySetupSymbol.delete(at);
+  }
+}
+
+const setupSymbolKey = (setupId: number | null, symbol: string) => `${setupId}|${symbol}`;
+
 export interface FollowerAccount {
   readonly id: number;
   readonly personId: number;
@@ -53,7 +104,7 @@ export interface FollowerAccount {
   approval: AccountApproval;
   readonly setups: Map<number, FollowedSetup>;
   /** Open account orders (and ones made but not yet stored), by idempotency key. */
-  readonly orders: Map<string, HeldOrder>;
+  readonly orders: HeldOrders;
   /** What each strategy's setup holds, by `strategyId|symbol`. */
   readonly positions: Map<string, HeldPositionOf>;
   /** Setup and symbol pairs the strategy has gone flat in: the account follows it to flat. */
@@ -148,7 +199,7 @@ export async function readFollowerAccounts(db: Tx, accountIds?: readonly number[
         value: row.net_liquidation === null ? null : storedDecimal(row.net_liquidation),
         approval: approvals.get(row.account_id) ?? NO_APPROVAL_NEEDED,
         setups: new Map(),
-        orders: new Map(),
+        orders: new HeldOrders(),
         positions: new Map(),
         flatWanted: new Set(),
       });
