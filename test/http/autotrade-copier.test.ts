@@ -87,6 +87,15 @@ for (const backend of BACKENDS) {
       return result;
     };
 
+    /** The copier alone: AutoSync would bring the account to the scaled holding at a pass whatever the copier did. */
+    const withoutAutoSync = async (account: string) => {
+      const r = await service.call("GEN", "PUT", "/Autotrade/SetAutotradeSettings", {
+        key: ADMIN_KEY,
+        body: { PersonId: p.people.personB, Account: account, IsAutoSyncEnabled: false },
+      });
+      assert.equal(r.status, 200, r.text);
+    };
+
     before(async () => {
       fresh = await freshStorage(backend);
       service = await startTestService(backend, { storage: kept(fresh), marketFeed: { kind: "manual" } });
@@ -170,6 +179,45 @@ for (const backend of BACKENDS) {
       await trade(strategyId, "sell", 10);
       assert.equal(await heldBy(account), "0");
       assert.equal(await atBroker(account), "0");
+    });
+
+    test("a close the broker refused is made again at a pass, though the strategy rested and canceled an opening order meanwhile", async () => {
+      const { strategyId, account } = await following();
+      await withoutAutoSync(account);
+      await trade(strategyId, "buy", 2);
+      assert.equal(await heldBy(account), "1");
+      await fault(account, { Fault: "reject", Count: 10_000, Reason: "Refused by the test" });
+      await trade(strategyId, "sell", 2);
+      assert.equal(await heldBy(account), "1", "the close was refused");
+      // Copied (and refused) while the strategy is flat, then canceled unfilled: the strategy never opened again.
+      const { SignalId } = await trade(strategyId, "buy", 2, { OrderType: "2", Limit: 150 });
+      const canceled = await cancelOrder(service, p.keys.personA, strategyId, SignalId);
+      assert.equal(canceled.status, 200, canceled.text);
+      await fault(account, { Fault: "clear" });
+      await service.call("GEN", "POST", "/Sandbox/AdvanceClock", { key: ADMIN_KEY, body: { Seconds: 1 } });
+      await settle();
+      assert.equal(await heldBy(account), "0", "the follower follows the strategy to flat");
+      assert.equal(await atBroker(account), "0");
+    });
+
+    test("a follower's opening copy that fills while the strategy is flat is not closed by the follow to flat", async () => {
+      const { strategyId, account } = await following();
+      await withoutAutoSync(account);
+      await trade(strategyId, "buy", 2);
+      await trade(strategyId, "sell", 2);
+      assert.equal(await heldBy(account), "0");
+      // The strategy's limit rests below the market; the follower's copy fills when the market comes down to it.
+      await trade(strategyId, "buy", 4, { OrderType: "2", Limit: 190 });
+      try {
+        await setQuote(service, "AAPL", 189.9, 190);
+        await settle();
+        assert.equal(await heldBy(account), "2");
+        await service.call("GEN", "POST", "/Sandbox/AdvanceClock", { key: ADMIN_KEY, body: { Seconds: 1 } });
+        await settle();
+        assert.equal(await heldBy(account), "2", "the opened holding stays");
+      } finally {
+        await setQuote(service, "AAPL", 200, 200.1);
+      }
     });
 
     test("a stop is requested at once and applied on the desk's next pass: orders canceled, positions closed", async () => {

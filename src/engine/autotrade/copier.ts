@@ -88,6 +88,7 @@ export class Copier implements OutboxConsumer {
         // The market reached the strategy's limit: its virtual limit copies go at market.
         if (event.orderId !== null) this.desk.releaseVirtualCopies(event.orderId);
         if (isZero(storedDecimal(fill.position_after))) this.desk.followFlat(fill.strategy_id, fill.symbol);
+        else this.desk.strategyOpened(fill.strategy_id, fill.symbol);
       }
     }
     return { ...noWrites(), accountOrders, copySkips };
@@ -141,7 +142,6 @@ export class Copier implements OutboxConsumer {
         });
         continue;
       }
-      if (open) this.desk.opened(account, setup.id, order.symbol);
       const virtual = setup.settings.virtualLimitOrders && order.order_type === "limit";
       const row: NewAccountOrder = {
         account_id: account.id,

@@ -461,9 +461,19 @@ export class AutotradeDesk implements SetupListener {
     this.#schedule();
   }
 
-  /** The strategy opened the symbol again: the setup no longer follows it to flat there. */
+  /**
+   * The setup opened the symbol again (a fill of an opening order, or
+   * AutoSync's): it no longer follows the strategy to flat there. Copying an
+   * opening order does not end it: a copy that rests, is refused or canceled
+   * unfilled would leave what a refused close left behind held for good.
+   */
   opened(account: FollowerAccount, setupId: number, symbol: string): void {
     account.flatWanted.delete(flatKey(setupId, symbol));
+  }
+
+  /** The strategy filled into a position in the symbol: its followers no longer follow it to flat there. */
+  strategyOpened(strategyId: number, symbol: string): void {
+    for (const { account, setup } of this.followersOf(strategyId)) this.opened(account, setup.id, symbol);
   }
 
   #install(account: FollowerAccount): void {
@@ -957,6 +967,7 @@ export class AutotradeDesk implements SetupListener {
     else account.positions.set(key, position);
     this.#writes.positions.set(`${account.id}|${key}`, { accountId: account.id, held: position });
     if (row.setup_id === null) return;
+    if (row.open_close === "open") this.opened(account, row.setup_id, row.symbol);
     // The automatic stop loss filled: the holding is closed, the other closing orders go.
     if (row.purpose === "auto_stop" && whole) {
       for (const other of [...account.orders.values()]) {
