@@ -11,7 +11,15 @@ import { currentSchema } from "../store/migrate.js";
 import type { WorkingAccount } from "./frame/account.js";
 import type { AccountChanges } from "./frame/journal-entry.js";
 import type { MarketData } from "./market-data.js";
-import { type LiveOrder, nextDueOf, OrderIndex, strategyOrdersOf, watchedTradesOf } from "./order-index.js";
+import {
+  dueTimeOf,
+  earlier,
+  type LiveOrder,
+  nextDueOf,
+  OrderIndex,
+  strategyOrdersOf,
+  watchedTradesOf,
+} from "./order-index.js";
 
 /**
  * The fill loop: it keeps every strategy's working orders in an index, and
@@ -352,10 +360,18 @@ export class FillLoop {
     }
     const changed: LiveOrder[] = [];
     const ended: number[] = [];
-    // The due time moves only with orders that expire or are parked.
+    // The due time moves only with orders that expire or are parked. A new one can only bring it earlier; one
+    // that changed or ended may have held it, and then it is found again over the whole book (a pass over
+    // every order of the strategy for each DAY order placed made the default TIF cost more the more rested).
     let timed = false;
-    for (const [id, { row }] of changes.orders) {
-      if (row.expires_at !== null || row.parked_until !== null) timed = true;
+    let dueAgain = false;
+    let newDue: number | null = null;
+    for (const [id, { row, isNew }] of changes.orders) {
+      if (row.expires_at !== null || row.parked_until !== null) {
+        timed = true;
+        if (isNew) newDue = earlier(newDue, dueTimeOf(state, id));
+        else dueAgain = true;
+      }
       const order = state.book.get(id);
       const terms = state.terms.get(id);
       if (!order || !terms || TERMINAL.has(order.state.status)) {
@@ -377,7 +393,13 @@ export class FillLoop {
     for (const { row } of changes.trades.values()) symbols.add(row.symbol);
     const watched =
       symbols.size === 0 ? [] : watchedTradesOf(strategyId, state).filter((t) => symbols.has(t.fullSymbol));
-    this.index.apply(strategyId, changed, ended, { symbols, watched }, timed ? nextDueOf(state) : undefined);
+    const indexedDue = this.index.dueOf(strategyId);
+    const nextDue = !timed
+      ? undefined
+      : dueAgain || indexedDue === undefined
+        ? nextDueOf(state)
+        : earlier(indexedDue, newDue);
+    this.index.apply(strategyId, changed, ended, { symbols, watched }, nextDue);
   }
 
   /** Another process committed accounts: their state here is dropped and their orders read again. */

@@ -58,17 +58,22 @@ export function strategyOrdersOf(strategyId: number, version: number, state: Tra
   return { strategyId, version, live, nextDueMs: nextDueOf(state), openTrades: watchedTradesOf(strategyId, state) };
 }
 
+/** The earlier of two times, either of which may be none. */
+export const earlier = (a: number | null, b: number | null): number | null =>
+  a === null ? b : b === null ? a : Math.min(a, b);
+
+/** When a live order of the state expires or, held, is released (the earlier), or null. */
+export function dueTimeOf(state: TradingState, orderId: number): number | null {
+  const order = state.book.get(orderId);
+  if (!order || TERMINAL.has(order.state.status)) return null;
+  const expires = state.expiresAtMs.get(orderId) ?? null;
+  return order.state.status === "PendingNew" ? earlier(expires, order.parkedUntilMs) : expires;
+}
+
 /** The earliest time an order of the state expires or is released, or null. */
 export function nextDueOf(state: TradingState): number | null {
   let next: number | null = null;
-  const due = (at: number | null | undefined) => {
-    if (at !== null && at !== undefined && (next === null || at < next)) next = at;
-  };
-  for (const order of state.book.values()) {
-    if (TERMINAL.has(order.state.status)) continue;
-    due(state.expiresAtMs.get(order.id));
-    if (order.state.status === "PendingNew") due(order.parkedUntilMs);
-  }
+  for (const id of state.book.keys()) next = earlier(next, dueTimeOf(state, id));
   return next;
 }
 
@@ -345,6 +350,11 @@ export class OrderIndex {
       visit(rung.strategyId);
       rung.key = key;
     }
+  }
+
+  /** The strategy's next due time as indexed (null: none); undefined when the strategy is not indexed. */
+  dueOf(strategyId: number): number | null | undefined {
+    return this.#strategies.get(strategyId)?.nextDueMs;
   }
 
   /** Strategies with a release or expiry due at or before the instant. */

@@ -2,8 +2,18 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { decimal } from "../../src/core/decimal.js";
 import type { MarketQuote } from "../../src/core/market/quote.js";
-import { BACKENDS, populate, setClock, startTestService } from "../helpers/service.js";
-import { MARKET_OPEN, newStrategy, placed, positions, setQuote, signal, stockOrder } from "../helpers/trading.js";
+import { nextDueOf } from "../../src/engine/order-index.js";
+import { advanceClock, BACKENDS, populate, setClock, startTestService } from "../helpers/service.js";
+import {
+  cancelOrder,
+  MARKET_OPEN,
+  newStrategy,
+  placed,
+  positions,
+  setQuote,
+  signal,
+  stockOrder,
+} from "../helpers/trading.js";
 
 for (const backend of BACKENDS) {
   describe(`the fill loop (${backend})`, () => {
@@ -50,6 +60,55 @@ for (const backend of BACKENDS) {
         const held = await positions(service, key, strategyId);
         assert.equal(held.length, 1);
         assert.equal(held[0]?.Quantity, 3);
+      } finally {
+        await service.close();
+      }
+    });
+
+    test("the strategy's due time kept as orders come and go is the one a pass over its book finds", async () => {
+      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      try {
+        const key = (await populate(service)).keys.personA;
+        await setClock(service, MARKET_OPEN);
+        const strategyId = await newStrategy(service, key);
+        await setQuote(service, "AAPL", 200, 200.05);
+        const { frame } = service.app.runtime;
+        const { index } = service.app.fillLoop;
+        const agrees = async (step: string) => {
+          await frame.drain();
+          const state = (await frame.workingAccount(strategyId)).state;
+          assert.equal(index.dueOf(strategyId), nextDueOf(state), step);
+          return index.dueOf(strategyId);
+        };
+        // DAY orders (TIF 0, the default) expire at the session's close: each new one keeps that time.
+        const day = (extra: Record<string, unknown> = {}) =>
+          placed(
+            service,
+            key,
+            stockOrder(strategyId, "AAPL", "buy", 1, { OrderType: "2", Limit: 150, TIF: "0", ...extra }),
+          );
+        const first = await day();
+        const atClose = await agrees("one DAY order");
+        assert.notEqual(atClose, null);
+        const second = await day();
+        await agrees("two DAY orders");
+        // Parked until 10:30 New York time: released before the close, so it is due first.
+        const parked = await day({ ParkedUntilDate: "2026-03-10T10:30:00" });
+        assert.equal(await agrees("a parked order"), Date.parse("2026-03-10T14:30:00Z"));
+        // Its cancel gives the time back to the close; the others' cancels leave it there.
+        assert.equal((await cancelOrder(service, key, strategyId, parked.SignalId)).status, 200);
+        assert.equal(await agrees("the parked order canceled"), atClose);
+        assert.equal((await cancelOrder(service, key, strategyId, first.SignalId)).status, 200);
+        assert.equal(await agrees("a DAY order canceled"), atClose);
+        // A GTC order has no due time; a market DAY order fills at once and leaves none either.
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 1, { OrderType: "2", Limit: 150 }));
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 1, { TIF: "0" }));
+        assert.equal(await agrees("GTC and filled orders"), atClose);
+        // Past the close the DAY order expires, and nothing is due any more.
+        await advanceClock(service, 7 * 3600);
+        await frame.drain();
+        assert.equal((await signal(service, key, second.SignalId)).OrderStatus, "C");
+        assert.equal(await agrees("after the close"), null);
       } finally {
         await service.close();
       }
