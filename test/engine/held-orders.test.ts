@@ -7,7 +7,8 @@ import { type HeldOrder, HeldOrders } from "../../src/engine/autotrade/followers
  * A follower account's open orders, indexed by setup and symbol
  * (src/engine/autotrade/followers.ts): after any sequence of sets, row
  * replacements, deletes and clears, a setup's orders in a symbol are exactly
- * those a pass over every order finds.
+ * those a pass over every order finds, in the same order (the desk keeps the
+ * first automatic stop it finds).
  */
 
 const SETUPS: readonly (number | null)[] = [1, 2, null];
@@ -42,7 +43,7 @@ const command: fc.Arbitrary<Command> = fc.oneof(
   { arbitrary: fc.constant({ kind: "clear" as const }), weight: 1 },
 );
 
-test("a setup's orders in a symbol are what a pass over every order finds", () => {
+test("a setup's orders in a symbol are what a pass over every order finds, in the same order", () => {
   fc.assert(
     fc.property(fc.array(command, { maxLength: 60 }), (commands) => {
       const orders = new HeldOrders();
@@ -52,6 +53,9 @@ test("a setup's orders in a symbol are what a pass over every order finds", () =
         if (c.kind === "set") {
           const held = heldOf(c.setupId, c.symbol, ++quantity);
           orders.set(c.key, held);
+          // Another setup or symbol under a key is another order: it goes last.
+          const was = model.get(c.key);
+          if (was && (was.row.setup_id !== c.setupId || was.row.symbol !== c.symbol)) model.delete(c.key);
           model.set(c.key, held);
         } else if (c.kind === "replaceRow") {
           // As the desk moves an order: a new row of the same order, set again under its key.
@@ -68,12 +72,11 @@ test("a setup's orders in a symbol are what a pass over every order finds", () =
         assert.deepEqual([...orders.keys()], [...model.keys()]);
         for (const setupId of SETUPS.filter((s): s is number => s !== null)) {
           for (const symbol of SYMBOLS) {
-            const found = [...orders.ofSetup(setupId, symbol)].map((held) => held.row.quantity).sort();
-            const passed = [...model.values()]
+            const found = [...orders.ofSetup(setupId, symbol)].map((held) => held.row.quantity);
+            const passed = [...orders.values()]
               .filter((held) => held.row.setup_id === setupId && held.row.symbol === symbol)
-              .map((held) => held.row.quantity)
-              .sort();
-            assert.deepEqual(found, passed);
+              .map((held) => held.row.quantity);
+            assert.deepEqual(found, passed, "the same orders, in the map's order");
           }
         }
       }

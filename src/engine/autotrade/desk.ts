@@ -451,10 +451,8 @@ export class AutotradeDesk implements SetupListener {
   followFlat(strategyId: number, symbol: string): void {
     for (const { account, setup } of this.followersOf(strategyId)) {
       account.flatWanted.add(flatKey(setup.id, symbol));
-      for (const held of [...account.orders.values()]) {
-        const { row } = held;
-        if (row.setup_id === setup.id && row.symbol === symbol && row.open_close === "open")
-          this.#cancel(account, held, "The strategy closed its position");
+      for (const held of [...account.orders.ofSetup(setup.id, symbol)]) {
+        if (held.row.open_close === "open") this.#cancel(account, held, "The strategy closed its position");
       }
       this.#closeUncovered(account, setup.id, strategyId, symbol);
     }
@@ -725,12 +723,8 @@ export class AutotradeDesk implements SetupListener {
    */
   #restStop(account: FollowerAccount, setupId: number, strategyId: number, symbol: string, symbolType: string): void {
     const dollars = account.setups.get(setupId)?.settings.autoStopLossDollars ?? null;
-    const stops = [...account.orders.values()].filter(
-      ({ row }) =>
-        row.setup_id === setupId &&
-        row.symbol === symbol &&
-        row.purpose === "auto_stop" &&
-        row.status !== "PendingCancel",
+    const stops = [...account.orders.ofSetup(setupId, symbol)].filter(
+      ({ row }) => row.purpose === "auto_stop" && row.status !== "PendingCancel",
     );
     const position = account.positions.get(positionKey(strategyId, symbol))?.position;
     const price =
@@ -970,8 +964,8 @@ export class AutotradeDesk implements SetupListener {
     if (row.open_close === "open") this.opened(account, row.setup_id, row.symbol);
     // The automatic stop loss filled: the holding is closed, the other closing orders go.
     if (row.purpose === "auto_stop" && whole) {
-      for (const other of [...account.orders.values()]) {
-        if (other.row.setup_id === row.setup_id && other.row.symbol === row.symbol && other.row.open_close === "close")
+      for (const other of [...account.orders.ofSetup(row.setup_id, row.symbol)]) {
+        if (other.row.open_close === "close")
           this.#cancel(account, other, "The automatic stop loss closed the position");
       }
     }

@@ -54,9 +54,14 @@ export class HeldOrders extends Map<string, HeldOrder> {
 
   override set(key: string, held: HeldOrder): this {
     const was = this.get(key);
-    if (was !== undefined) this.#unindex(key, was);
-    super.set(key, held);
     const at = setupSymbolKey(held.row.setup_id, held.row.symbol);
+    if (was !== undefined) {
+      // Set again under its key, an order keeps its place, in the index as in the map.
+      if (setupSymbolKey(was.row.setup_id, was.row.symbol) === at) return super.set(key, held);
+      // Another setup or symbol is another order: it goes last, in both.
+      this.delete(key);
+    }
+    super.set(key, held);
     const keys = this.#bySetupSymbol.get(at);
     if (keys) keys.add(key);
     else this.#bySetupSymbol.set(at, new Set([key]));
@@ -74,7 +79,7 @@ export class HeldOrders extends Map<string, HeldOrder> {
     super.clear();
   }
 
-  /** The open orders of a setup in a symbol. */
+  /** The open orders of a setup in a symbol, in the order the map holds them. */
   *ofSetup(setupId: number, symbol: string): Iterable<HeldOrder> {
     for (const key of this.#bySetupSymbol.get(setupSymbolKey(setupId, symbol)) ?? []) {
       const held = this.get(key);
