@@ -12,6 +12,7 @@ import {
   replace,
   submit,
 } from "../../src/core/orders/book.js";
+import { IndexedBook } from "../../src/core/orders/indexed-book.js";
 import type { OrderStatus } from "../../src/core/orders/status.js";
 
 const q = decimal;
@@ -250,6 +251,68 @@ test("random operations on brackets keep the contingency rules", () => {
                 assert.ok(c && ["Canceled", "Expired"].includes(c.status) && c.filledQuantity === 0n);
             }
           }
+        }
+      }
+    }),
+    { numRuns: 300 },
+  );
+});
+
+test("a fill in an indexed book starts every held order it lets start: nothing is left for a full pass to release", () => {
+  // Orders are named by a pick among those made so far, so most operations land on an order that exists.
+  const operation = fc.oneof(
+    fc.record({
+      op: fc.constant("submit" as const),
+      parent: fc.option(fc.nat(), { nil: null, freq: 2 }),
+      exit: fc.boolean(),
+      parkedFor: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null, freq: 2 }),
+    }),
+    fc.record({ op: fc.constant("fill" as const), pick: fc.nat(), qty: fc.integer({ min: 1, max: 10 }) }),
+    fc.record({ op: fc.constant("cancel" as const), pick: fc.nat() }),
+    fc.record({ op: fc.constant("tick" as const) }),
+    fc.record({ op: fc.constant("release" as const) }),
+  );
+  fc.assert(
+    fc.property(fc.array(operation, { minLength: 10, maxLength: 40 }), (ops) => {
+      // As the trading frame holds it: indexed, open for each operation.
+      const book = new IndexedBook();
+      const apply = (work: (current: Book) => BookResult): BookResult => {
+        book.open();
+        const result = work(book);
+        if (result.ok) book.close();
+        else book.undo();
+        return result;
+      };
+      let now = NOW;
+      let made = 0;
+      let serial = 0;
+      const picked = (pick: number) => (pick % Math.max(made, 1)) + 1;
+      for (const step of ops) {
+        if (step.op === "tick") {
+          now += 1;
+        } else if (step.op === "release") {
+          // The clock bringing the account to now: parked orders whose time came start.
+          apply((current) => release(current, now));
+        } else if (step.op === "submit") {
+          const parkedUntilMs = step.parkedFor === null ? null : now + step.parkedFor;
+          const parentId = step.parent === null || made === 0 ? null : picked(step.parent);
+          const id = made + 1;
+          if (
+            apply((current) =>
+              submit(current, { id, quantity: q("10"), parentId, exit: step.exit, parkedUntilMs }, now),
+            ).ok
+          )
+            made = id;
+        } else if (step.op === "cancel") {
+          apply((current) => cancel(current, picked(step.pick)));
+        } else {
+          const filled = apply((current) =>
+            fill(current, picked(step.pick), q(String(step.qty)), q("100"), `f${serial++}`, now),
+          );
+          if (!filled.ok) continue;
+          const left = release(new Map(book), now);
+          assert.ok(left.ok);
+          assert.deepEqual(left.events, [], "a full pass after the fill finds nothing more to start");
         }
       }
     }),

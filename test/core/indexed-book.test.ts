@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import fc from "fast-check";
 import { decimal } from "../../src/core/decimal.js";
 import type { BookOrder } from "../../src/core/orders/book.js";
-import { childrenOf, heldOrders, IndexedBook, membersOf } from "../../src/core/orders/indexed-book.js";
+import { childrenOf, heldAfterFill, heldOrders, IndexedBook, membersOf } from "../../src/core/orders/indexed-book.js";
 import { IndexedTerms, ordersInSymbol } from "../../src/core/orders/indexed-terms.js";
 import { newOrder } from "../../src/core/orders/order.js";
 import type { OrderStatus } from "../../src/core/orders/status.js";
@@ -49,12 +49,12 @@ const bookOrder = fc
     parentId: fc.option(fc.integer({ min: 1, max: IDS }), { nil: null }),
     ocaGroup: fc.option(fc.integer({ min: 1, max: 3 }), { nil: null }),
     exit: fc.boolean(),
+    parkedUntilMs: fc.option(fc.integer({ min: 1, max: 5 }), { nil: null }),
   })
   .map(
     ({ status, ...links }): Omit<BookOrder, "id"> => ({
       ...links,
       state: { ...newOrder(decimal("1")), status },
-      parkedUntilMs: null,
     }),
   );
 
@@ -63,7 +63,7 @@ const orderTerms = fc
   .map(({ symbol, openClose }) => ({ instrument: { fullSymbol: symbol }, openClose }) as unknown as OrderTerms);
 
 describe("IndexedBook", () => {
-  test("held orders, children and OCA members are what a pass over a plain copy finds", () => {
+  test("held orders, children, OCA members and what a fill may release are what a pass over a plain copy finds", () => {
     fc.assert(
       fc.property(commands(bookOrder), (steps) => {
         const book = new IndexedBook();
@@ -71,7 +71,10 @@ describe("IndexedBook", () => {
           run(book, step.kind === "set" ? { ...step, value: { ...step.value, id: step.id } } : step);
           const plain = new Map(book);
           assert.deepEqual(heldOrders(book), heldOrders(plain));
-          for (let id = 1; id <= IDS; id++) assert.deepEqual(childrenOf(book, id), childrenOf(plain, id));
+          for (let id = 1; id <= IDS; id++) {
+            assert.deepEqual(childrenOf(book, id), childrenOf(plain, id));
+            assert.deepEqual(heldAfterFill(book, id), heldAfterFill(plain, id));
+          }
           for (let group = 1; group <= 3; group++) assert.deepEqual(membersOf(book, group), membersOf(plain, group));
         }
       }),

@@ -1,6 +1,6 @@
 import { type Decimal, isZero } from "../decimal.js";
 import { editable } from "../transient.js";
-import { childrenOf, heldOrders, membersOf } from "./indexed-book.js";
+import { childrenOf, heldAfterFill, heldOrders, membersOf } from "./indexed-book.js";
 import { type Applied, applyEvent, newOrder, type OrderEvent, type OrderState } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
 
@@ -125,9 +125,12 @@ function mayWork(book: ReadonlyMap<number, BookOrder>, order: BookOrder, nowMs: 
   return parent !== undefined && (parent.state.status === "Filled" || protectsFill(order, parent));
 }
 
-/** Releases held orders whose parent has filled (an exit's: in part) and whose parking time has passed. */
-function releaseReady(changes: Changes, nowMs: number): void {
-  for (const id of heldOrders(changes.orders)) {
+/**
+ * Releases held orders whose parent has filled (an exit's: in part) and whose
+ * parking time has passed: of `candidates`, or of every held order.
+ */
+function releaseReady(changes: Changes, nowMs: number, candidates = heldOrders(changes.orders)): void {
+  for (const id of candidates) {
     const order = changes.orders.get(id);
     if (order?.state.status === "PendingNew" && mayWork(changes.orders, order, nowMs)) {
       changes.apply(order.id, { kind: "accepted" });
@@ -174,7 +177,8 @@ export function fill(
   const applied = changes.apply(orderId, { id: eventId, kind: "fill", quantity, price });
   if (!applied.ok) return applied;
   if (applied.state.status === "Filled") cascade(changes, orderId, true);
-  releaseReady(changes, nowMs);
+  // Only what waits on this order, or on the clock, may start now: not a pass over every held order per fill.
+  releaseReady(changes, nowMs, heldAfterFill(changes.orders, orderId));
   return changes.done();
 }
 

@@ -13,6 +13,8 @@ import type { Book, BookOrder } from "./book.js";
  */
 export class IndexedBook extends TransientMap<number, BookOrder> {
   readonly #held = new Set<number>();
+  /** Held orders parked until a time: a fill may find that time passed. */
+  readonly #parked = new Set<number>();
   readonly #children = new Map<number, Set<number>>();
   readonly #members = new Map<number, Set<number>>();
 
@@ -54,6 +56,10 @@ export class IndexedBook extends TransientMap<number, BookOrder> {
     return this.#held;
   }
 
+  get parked(): ReadonlySet<number> {
+    return this.#parked;
+  }
+
   childrenOf(parentId: number): ReadonlySet<number> | undefined {
     return this.#children.get(parentId);
   }
@@ -64,12 +70,14 @@ export class IndexedBook extends TransientMap<number, BookOrder> {
 
   #note(order: BookOrder): void {
     if (order.state.status === "PendingNew") this.#held.add(order.id);
+    if (order.state.status === "PendingNew" && order.parkedUntilMs !== null) this.#parked.add(order.id);
     if (order.parentId !== null) addId(this.#children, order.parentId, order.id);
     if (order.ocaGroup !== null) addId(this.#members, order.ocaGroup, order.id);
   }
 
   #forget(order: BookOrder): void {
     this.#held.delete(order.id);
+    this.#parked.delete(order.id);
     if (order.parentId !== null) removeId(this.#children, order.parentId, order.id);
     if (order.ocaGroup !== null) removeId(this.#members, order.ocaGroup, order.id);
   }
@@ -81,6 +89,24 @@ const ascending = (a: number, b: number) => a - b;
 export function heldOrders(book: Book): number[] {
   if (book instanceof IndexedBook) return [...book.held].sort(ascending);
   return idsWhere(book, (order) => order.state.status === "PendingNew");
+}
+
+/**
+ * The held orders a fill of `filledId` may let start, ascending: its held
+ * children, and the parked ones (their time may have passed). No other held
+ * order's lot changes with a fill: the children of an order that filled
+ * before started with that fill.
+ */
+export function heldAfterFill(book: Book, filledId: number): number[] {
+  if (!(book instanceof IndexedBook)) {
+    return idsWhere(
+      book,
+      (order) => order.state.status === "PendingNew" && (order.parentId === filledId || order.parkedUntilMs !== null),
+    );
+  }
+  const ids = [...book.parked];
+  for (const id of book.childrenOf(filledId) ?? []) if (book.held.has(id) && !book.parked.has(id)) ids.push(id);
+  return ids.sort(ascending);
 }
 
 /** The ids of the orders waiting on a parent (held children, exits), ascending. */
