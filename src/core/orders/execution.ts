@@ -15,6 +15,7 @@ import type { Instrument } from "../symbols/instrument.js";
 import { addToTrade, adversePrice, observe, openTrade, reduceTrade, splitFee, type TradeRecord } from "../trades.js";
 import { editable } from "../transient.js";
 import { type Book, type BookEvent, type BookOrder, type BookResult, cancel, expire, fill, release } from "./book.js";
+import { mayExpireBy } from "./expiry-times.js";
 import { childrenOf } from "./indexed-book.js";
 import { ordersInSymbol } from "./indexed-terms.js";
 import { leavesQuantity } from "./order.js";
@@ -229,7 +230,7 @@ export function advance(
     extremes.size > 0 && state.positions.size > 0
       ? observeOpenTrades(state, market, nowMs, extremes, new Set(extremes.keys()))
       : state;
-  if (current.expiresAtMs.size > 0) {
+  if (current.expiresAtMs.size > 0 && mayExpireBy(current.expiresAtMs, nowMs)) {
     const due: number[] = [];
     for (const [id, at] of current.expiresAtMs) if (at <= nowMs && isLive(current, id)) due.push(id);
     if (due.length > 0) current = withBook(current, expire(current.book, due, nowMs), events);

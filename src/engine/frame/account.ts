@@ -2,6 +2,7 @@ import { type Membership, membership } from "../../core/access.js";
 import { type PlanCommissions, planCommissionsOf } from "../../core/commissions.js";
 import { type Decimal, decimal } from "../../core/decimal.js";
 import type { HeldPosition, TradingState } from "../../core/orders/execution.js";
+import { ExpiryTimes } from "../../core/orders/expiry-times.js";
 import { IndexedBook } from "../../core/orders/indexed-book.js";
 import { IndexedTerms } from "../../core/orders/indexed-terms.js";
 import { ACTIVE, type OrderStatus } from "../../core/orders/status.js";
@@ -100,7 +101,7 @@ export function accountOfRows(rows: AccountRows): { committed: CommittedAccount;
     // Indexed: the orders a fill or a quote concerns are found without a pass over the book.
     book: IndexedBook.holding(rows.orders.map(bookOrderOf)),
     terms: IndexedTerms.holding(rows.orders.map((row) => [row.id, termsOfRow(row)])),
-    expiresAtMs: TransientMap.of(
+    expiresAtMs: ExpiryTimes.holding(
       rows.orders.filter((row) => row.expires_at !== null).map((row) => [row.id, row.expires_at as number]),
     ),
     notes: new TransientMap(),
