@@ -3,7 +3,8 @@ import { describe, test } from "node:test";
 import { decimal } from "../../src/core/decimal.js";
 import type { MarketQuote } from "../../src/core/market/quote.js";
 import { nextDueOf } from "../../src/engine/order-index.js";
-import { advanceClock, BACKENDS, populate, setClock, startTestService } from "../helpers/service.js";
+import type { Backend } from "../../src/store/storage.js";
+import { advanceClock, BACKENDS, populate, setClock, startTestService, type TestService } from "../helpers/service.js";
 import {
   cancelOrder,
   MARKET_OPEN,
@@ -15,15 +16,27 @@ import {
   stockOrder,
 } from "../helpers/trading.js";
 
+/** A strategy of person A at the market's open, hand quotes only, AAPL at 200 x 200.05; the service closed after. */
+async function trading(
+  backend: Backend,
+  work: (service: TestService, key: string, strategyId: number) => Promise<void>,
+): Promise<void> {
+  const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+  try {
+    const key = (await populate(service)).keys.personA;
+    await setClock(service, MARKET_OPEN);
+    const strategyId = await newStrategy(service, key);
+    await setQuote(service, "AAPL", 200, 200.05);
+    await work(service, key, strategyId);
+  } finally {
+    await service.close();
+  }
+}
+
 for (const backend of BACKENDS) {
   describe(`the fill loop (${backend})`, () => {
     test("quotes that come while an account loads add to one waiting work: the order fills once", async () => {
-      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
-      try {
-        const key = (await populate(service)).keys.personA;
-        await setClock(service, MARKET_OPEN);
-        const strategyId = await newStrategy(service, key);
-        await setQuote(service, "AAPL", 200, 200.05);
+      await trading(backend, async (service, key, strategyId) => {
         const order = await placed(
           service,
           key,
@@ -60,18 +73,11 @@ for (const backend of BACKENDS) {
         const held = await positions(service, key, strategyId);
         assert.equal(held.length, 1);
         assert.equal(held[0]?.Quantity, 3);
-      } finally {
-        await service.close();
-      }
+      });
     });
 
     test("the strategy's due time kept as orders come and go is the one a pass over its book finds", async () => {
-      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
-      try {
-        const key = (await populate(service)).keys.personA;
-        await setClock(service, MARKET_OPEN);
-        const strategyId = await newStrategy(service, key);
-        await setQuote(service, "AAPL", 200, 200.05);
+      await trading(backend, async (service, key, strategyId) => {
         const { frame } = service.app.runtime;
         const { index } = service.app.fillLoop;
         const agrees = async (step: string) => {
@@ -109,9 +115,7 @@ for (const backend of BACKENDS) {
         await frame.drain();
         assert.equal((await signal(service, key, second.SignalId)).OrderStatus, "C");
         assert.equal(await agrees("after the close"), null);
-      } finally {
-        await service.close();
-      }
+      });
     });
   });
 }
