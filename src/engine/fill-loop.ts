@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
 import type { MarketQuote } from "../core/market/quote.js";
-import { type AdverseExtreme, type Focus, mergeExtremes } from "../core/orders/execution.js";
+import { type AdverseExtreme, type Focus, mergeExtremes, type TradingState } from "../core/orders/execution.js";
 import { TERMINAL, WORKING } from "../core/orders/status.js";
 import { type Schedule, scheduleOf, sessionAt, type TradingSession } from "../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../core/symbols/instrument.js";
@@ -393,13 +393,19 @@ export class FillLoop {
     for (const { row } of changes.trades.values()) symbols.add(row.symbol);
     const watched =
       symbols.size === 0 ? [] : watchedTradesOf(strategyId, state).filter((t) => symbols.has(t.fullSymbol));
-    const indexedDue = this.index.dueOf(strategyId);
-    const nextDue = !timed
-      ? undefined
-      : dueAgain || indexedDue === undefined
-        ? nextDueOf(state)
-        : earlier(indexedDue, newDue);
-    this.index.apply(strategyId, changed, ended, { symbols, watched }, nextDue);
+    this.index.apply(
+      strategyId,
+      changed,
+      ended,
+      { symbols, watched },
+      timed ? this.#nextDue(strategyId, state, dueAgain, newDue) : undefined,
+    );
+  }
+
+  /** The strategy's next due time after a change of timed orders: the earlier of the kept one and the new orders'. */
+  #nextDue(strategyId: number, state: TradingState, dueAgain: boolean, newDue: number | null): number | null {
+    const kept = this.index.dueOf(strategyId);
+    return dueAgain || kept === undefined ? nextDueOf(state) : earlier(kept, newDue);
   }
 
   /** Another process committed accounts: their state here is dropped and their orders read again. */

@@ -2,6 +2,7 @@ import type { Selectable } from "kysely";
 import { type AccountApproval, NO_APPROVAL_NEEDED } from "../../core/autotrade/account-approval.js";
 import { type SetupSettings, settingsOfText } from "../../core/autotrade/settings.js";
 import { type Decimal, storedDecimal } from "../../core/decimal.js";
+import { addId, removeId } from "../../core/id-sets.js";
 import type { Position } from "../../core/positions.js";
 import { accountApprovals } from "../../services/account-approval.js";
 import type { AccountOrdersTable, SetupStatus } from "../../store/schema.js";
@@ -62,9 +63,7 @@ export class HeldOrders extends Map<string, HeldOrder> {
       this.delete(key);
     }
     super.set(key, held);
-    const keys = this.#bySetupSymbol.get(at);
-    if (keys) keys.add(key);
-    else this.#bySetupSymbol.set(at, new Set([key]));
+    addId(this.#bySetupSymbol, at, key);
     return this;
   }
 
@@ -88,10 +87,7 @@ export class HeldOrders extends Map<string, HeldOrder> {
   }
 
   #unindex(key: string, held: HeldOrder): void {
-    const at = setupSymbolKey(held.row.setup_id, held.row.symbol);
-    const keys = this.#bySetupSymbol.get(at);
-    keys?.delete(key);
-    if (keys?.size === 0) this.#bySetupSymbol.delete(at);
+    removeId(this.#bySetupSymbol, setupSymbolKey(held.row.setup_id, held.row.symbol), key);
   }
 }
 
