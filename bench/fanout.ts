@@ -210,7 +210,9 @@ async function backendBench(backend: BackendName, pgUrl: string | undefined, cou
     const port = new CountingPort(broker);
     const ports: BrokerPorts = { get: (id) => (id === port.brokerId ? port : undefined), all: () => [port] };
     desk = new AutotradeDesk(storage, clock, ports, SILENT, { passMs: 0 });
-    outbox = new OutboxRunner(storage, frame, [new Copier(desk, copierMarket(frame, market, clock))], SILENT);
+    outbox = new OutboxRunner(storage, frame, [new Copier(desk, copierMarket(frame, market, clock))], SILENT, {
+      positionsMs: 1_000,
+    });
     progress(`${backend}: starting the broker, the desk and the outbox`);
     await broker.start();
     await desk.start();

@@ -87,6 +87,11 @@ export interface AppOptions {
   readonly muxPassMs?: number;
   /** How often AutoSync looks for markets that opened, real milliseconds (default 15 s; 0: only when driven). */
   readonly autoSyncIntervalMs?: number;
+  /**
+   * How long an outbox consumer's position past events that asked nothing of it may wait unwritten, real
+   * milliseconds (default 1 s; 0: until the consumer writes in the account or the frame drains).
+   */
+  readonly outboxPositionsMs?: number;
 }
 
 export interface App {
@@ -144,7 +149,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   let fillLoop: FillLoop;
   // The outbox's consumers: the strategies' records, and the autotrade copier.
   const consumers = [recordsConsumer, new Copier(desk, copierMarket(frame, market, clock))];
-  const outbox = new OutboxRunner(storage, frame, consumers, logger.child({ component: "outbox" }));
+  const outbox = new OutboxRunner(storage, frame, consumers, logger.child({ component: "outbox" }), {
+    positionsMs: options.outboxPositionsMs ?? 1000,
+  });
   const mux = new StrategyMux(runtime, logger.child({ component: "strategy-mux" }), {
     passMs: options.muxPassMs ?? 1000,
   });

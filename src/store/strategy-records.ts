@@ -5,9 +5,11 @@ import type { Tx } from "./transaction.js";
 
 /**
  * A strategy's record totals as the records consumer keeps them, when it has
- * read every event of the strategy's model account (read in one statement,
- * so the totals and the positions are of one moment); undefined when it is
- * behind, or has nothing yet.
+ * read every fill of the strategy's model account (read in one statement, so
+ * the totals and the positions are of one moment); undefined when it is
+ * behind, or has nothing yet. Only fills move the totals, and the consumer's
+ * position past other events is written lazily (src/engine/outbox/runner.ts):
+ * events past it that are not fills leave the totals as they are.
  */
 export async function strategyRecordTotals(
   db: Tx,
@@ -35,9 +37,21 @@ export async function strategyRecordTotals(
       "r.sum_losers_cents",
       "r.duration_ms",
     ])
+    .select((eb) =>
+      eb
+        .exists(
+          eb
+            .selectFrom("order_events as e")
+            .select("e.seq")
+            .whereRef("e.account_id", "=", "a.id")
+            .where("e.seq", ">", eb.fn.coalesce("p.seq", eb.lit(0)))
+            .where("e.kind", "=", "fill"),
+        )
+        .as("fills_unread"),
+    )
     .where("a.strategy_id", "=", strategyId)
     .executeTakeFirst();
-  if (!row || row.event_seq !== (row.consumed ?? 0)) return undefined;
+  if (!row || isTrue(row.fills_unread)) return undefined;
   if (row.strategy_id === null) {
     // Caught up with no fill yet.
     return {
@@ -57,3 +71,6 @@ export async function strategyRecordTotals(
   }
   return row as Selectable<StrategyRecordsTable>;
 }
+
+/** EXISTS answers 1 or 0 on SQLite, true or false on PostgreSQL. */
+const isTrue = (value: unknown): boolean => value === true || value === 1 || value === "1";

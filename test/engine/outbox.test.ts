@@ -5,8 +5,10 @@ import { sql } from "kysely";
 import { add, decimal, sub, toNumber, ZERO } from "../../src/core/decimal.js";
 import { tradeStatistics } from "../../src/core/statistics.js";
 import { SECURITY_TYPES, type SymbolType } from "../../src/core/symbols/instrument.js";
+import { COPIER_CONSUMER } from "../../src/engine/autotrade/copier.js";
 import { openFrame } from "../../src/engine/frame/open.js";
 import { placeOrder } from "../../src/services/orders.js";
+import { RECORDS_CONSUMER } from "../../src/store/migrations/0014_strategy_records.js";
 import { strategyRecordTotals } from "../../src/store/strategy-records.js";
 import { assertSucceeded, childEnv, onlyJson, spawnCli } from "../helpers/cli.js";
 import { legacyCall, sitePlatform } from "../helpers/legacy.js";
@@ -161,6 +163,17 @@ async function assertOutboxOfAccount(service: TestService, strategyId: number): 
 }
 
 /** GetStrategyDetails' trade fields beside the same fields computed afresh from the stored trades and fills. */
+/** Where the copier and the records consumer stand in the account's events (0: no position stored). */
+async function positionsOf(service: TestService, accountId: number): Promise<[number, number]> {
+  const rows = await service.storage.db
+    .selectFrom("outbox_positions")
+    .select(["consumer", "seq"])
+    .where("account_id", "=", accountId)
+    .execute();
+  const at = (consumer: string) => rows.find((row) => row.consumer === consumer)?.seq ?? 0;
+  return [at(COPIER_CONSUMER), at(RECORDS_CONSUMER)];
+}
+
 async function assertDetailsAgree(service: TestService, key: string, strategyId: number): Promise<void> {
   const r = await service.call("GEN", "GET", "/Strategies/GetStrategyDetails", {
     key,
@@ -494,6 +507,73 @@ for (const backend of BACKENDS) {
           query: { StrategyId: String(quiet) },
         });
         assert.deepEqual([quietDetails.json.Results[0].NumTrades, quietDetails.json.Results[0].LatestTrade], [0, null]);
+      } finally {
+        await service.close();
+      }
+    });
+
+    test("a position past events that asked nothing waits: the records are still read, and a drain writes it", async () => {
+      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      try {
+        const population = await populate(service);
+        const key = population.keys.personA;
+        await setClock(service, MARKET_OPEN);
+        const strategyId = await newStrategy(service, key);
+        await setQuote(service, "AAPL", 200, 200.05);
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 5));
+        await consumersCaughtUp([service]);
+        const filled = await accountOf(service, strategyId);
+        assert.deepEqual(await positionsOf(service, filled.id), [filled.event_seq, filled.event_seq]);
+
+        // A resting order asks nothing of the records, nor of the copier of a strategy no one follows.
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 1, { OrderType: "2", Limit: 100 }));
+        const rested = await accountOf(service, strategyId);
+        assert.ok(rested.event_seq > filled.event_seq);
+        assert.deepEqual(await positionsOf(service, rested.id), [filled.event_seq, filled.event_seq], "they wait");
+        assert.ok(
+          await strategyRecordTotals(service.storage.db, strategyId),
+          "no fill lies past the records' position",
+        );
+        await assertDetailsAgree(service, key, strategyId);
+
+        await service.app.runtime.frame.drain();
+        assert.deepEqual(
+          await positionsOf(service, rested.id),
+          [rested.event_seq, rested.event_seq],
+          "a drain writes them",
+        );
+
+        // A fill past the stored position is not in the totals: the details read the fills and trades instead.
+        const fill = (await eventsOf(service, strategyId)).find((event) => event.kind === "fill");
+        assert.ok(fill);
+        await service.storage.db
+          .updateTable("outbox_positions")
+          .set({ seq: fill.seq - 1 })
+          .where("consumer", "=", "records")
+          .where("account_id", "=", rested.id)
+          .execute();
+        assert.equal(await strategyRecordTotals(service.storage.db, strategyId), undefined);
+        await assertDetailsAgree(service, key, strategyId);
+      } finally {
+        await service.close();
+      }
+    });
+
+    test("a waiting position is written within outboxPositionsMs, with no drain", async () => {
+      const service = await startTestService(backend, { marketFeed: { kind: "manual" }, outboxPositionsMs: 20 });
+      try {
+        const population = await populate(service);
+        const key = population.keys.personA;
+        await setClock(service, MARKET_OPEN);
+        const strategyId = await newStrategy(service, key);
+        await placed(service, key, stockOrder(strategyId, "AAPL", "buy", 1, { OrderType: "2", Limit: 100 }));
+        const account = await accountOf(service, strategyId);
+        let positions = await positionsOf(service, account.id);
+        for (let round = 0; round < 200 && positions.some((seq) => seq !== account.event_seq); round++) {
+          await sleep(10);
+          positions = await positionsOf(service, account.id);
+        }
+        assert.deepEqual(positions, [account.event_seq, account.event_seq]);
       } finally {
         await service.close();
       }

@@ -93,6 +93,8 @@ export interface TestServiceOptions {
   readonly marketFeed?: MarketFeed;
   /** The fill loop's timer; off by default, so scenarios drive it through SetQuote and the clock. */
   readonly fillLoopTickMs?: number;
+  /** How long the outbox consumers' positions may wait unwritten; off by default (a drain writes them). */
+  readonly outboxPositionsMs?: number;
   /** The servers' HTTP timeouts (the service's defaults unless given). */
   readonly timeouts?: HttpTimeouts;
   /** Where the service logs; silent (or TEST_LOG_LEVEL) by default. */
@@ -158,6 +160,7 @@ async function serviceOn(
     snapshotIntervalMs: 0,
     muxPassMs: 0,
     autoSyncIntervalMs: 0,
+    outboxPositionsMs: options.outboxPositionsMs ?? 0,
     timeouts: options.timeouts,
   });
   return {

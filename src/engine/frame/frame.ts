@@ -117,6 +117,8 @@ export interface BatchContributor {
   take(): Pick<JournalBatch, "consumers" | "recordTotals" | "accountOrders" | "copySkips"> | null;
   /** Committed, or not: with the consumer positions another writer moved (null: the batch failed). */
   settled(committed: boolean, conflicts: ReadonlySet<string> | null): void;
+  /** Puts what it holds back into the next batch too (the frame drains). */
+  release(): void;
 }
 
 /**
@@ -429,16 +431,26 @@ export class TradingFrame {
 
   /** Resolves once every operation applied so far is committed (or has failed); quiet ones wait (see flushQuiet). */
   async drain(): Promise<void> {
-    while (
+    for (;;) {
+      if (!this.#busy) {
+        // Then what the contributor holds back is committed too (only then: under steady orders it would go
+        // with every batch), the positions past the last batch's events with it.
+        this.#contributor?.release();
+        if (!this.#busy) return;
+      }
+      if (this.#admitting.size > 0) await Promise.all(this.#admitting);
+      else await (this.#flushing ?? new Promise((resolve) => setImmediate(resolve)));
+    }
+  }
+
+  get #busy(): boolean {
+    return (
       this.#admitting.size > 0 ||
       this.#dirty.size > 0 ||
       this.#flushing !== null ||
       this.#scheduled ||
       this.#contributor?.hasWork === true
-    ) {
-      if (this.#admitting.size > 0) await Promise.all(this.#admitting);
-      else await (this.#flushing ?? new Promise((resolve) => setImmediate(resolve)));
-    }
+    );
   }
 
   async close(): Promise<void> {

@@ -23,6 +23,19 @@ import { eventsAfterPosition, type OutboxEvent, outboxEventOf } from "./events.j
  */
 const RESCAN_MS = 30_000;
 
+export interface RunnerOptions {
+  /**
+   * How long a position may wait unwritten when the events read asked
+   * nothing of the consumer (a resting order asks nothing of the records);
+   * 0: until the consumer writes in the account or the frame drains. Each
+   * position went with the batch after its events, two rows locked and
+   * written per account and batch: on PostgreSQL a resting order cost the
+   * database 84 us of CPU, 70 without them (and 14% more orders per second).
+   * After a crash such events come again, and ask nothing again.
+   */
+  readonly positionsMs: number;
+}
+
 interface Delivery {
   readonly consumer: OutboxConsumer;
   readonly accountId: number;
@@ -35,8 +48,12 @@ interface Delivery {
 export class OutboxRunner implements BatchContributor {
   /** Each consumer's position per account, where known. */
   readonly #known = new Map<string, number | null>();
-  /** Deliveries waiting for the next batch, by consumer and account. */
+  /** Deliveries waiting for a batch, by consumer and account. */
   readonly #waiting = new Map<string, Delivery>();
+  /** The keys of waiting deliveries with writes, which go with the next batch; the others wait (RunnerOptions). */
+  readonly #withWrites = new Set<string>();
+  /** Whether the next batch takes every waiting delivery, positions alone too. */
+  #releasing = false;
   /** Deliveries in the batch being committed. */
   #inFlight: Delivery[] = [];
   /** Accounts being read from storage, by consumer and account, each with its read's token. */
@@ -48,6 +65,7 @@ export class OutboxRunner implements BatchContributor {
    */
   readonly #toldWhileReading = new Map<string, OutboxEvent[]>();
   #timer: NodeJS.Timeout | null = null;
+  #positionsTimer: NodeJS.Timeout | null = null;
   #stopped = false;
 
   constructor(
@@ -55,6 +73,7 @@ export class OutboxRunner implements BatchContributor {
     private readonly frame: TradingFrame,
     private readonly consumers: readonly OutboxConsumer[],
     private readonly logger: Logger,
+    private readonly options: RunnerOptions,
   ) {
     frame.listen({ committed: (events) => this.#deliver(events) });
     frame.contribute(this);
@@ -67,17 +86,29 @@ export class OutboxRunner implements BatchContributor {
       void this.#rescan().catch((error: unknown) => this.logger.error({ err: error }, "rescanning the outbox failed"));
     }, RESCAN_MS);
     this.#timer.unref();
+    if (this.options.positionsMs > 0) {
+      this.#positionsTimer = setInterval(() => this.release(), this.options.positionsMs);
+      this.#positionsTimer.unref();
+    }
   }
 
   async stop(): Promise<void> {
     this.#stopped = true;
     if (this.#timer) clearInterval(this.#timer);
+    if (this.#positionsTimer) clearInterval(this.#positionsTimer);
     this.#timer = null;
+    this.#positionsTimer = null;
     await this.frame.drain();
   }
 
   get hasWork(): boolean {
-    return this.#waiting.size > 0;
+    return this.#releasing ? this.#waiting.size > 0 : this.#withWrites.size > 0;
+  }
+
+  release(): void {
+    if (this.#waiting.size === 0) return;
+    this.#releasing = true;
+    this.frame.requestFlush();
   }
 
   take(): {
@@ -86,9 +117,16 @@ export class OutboxRunner implements BatchContributor {
     readonly accountOrders: NewAccountOrder[];
     readonly copySkips: NewCopySkip[];
   } | null {
-    if (this.#waiting.size === 0) return null;
-    this.#inFlight = [...this.#waiting.values()];
-    this.#waiting.clear();
+    if (!this.hasWork) return null;
+    if (this.#releasing) {
+      this.#inFlight = [...this.#waiting.values()];
+      this.#waiting.clear();
+      this.#releasing = false;
+    } else {
+      this.#inFlight = [...this.#withWrites].map((key) => this.#waiting.get(key) as Delivery);
+      for (const key of this.#withWrites) this.#waiting.delete(key);
+    }
+    this.#withWrites.clear();
     const consumers = this.#inFlight.map((d) => ({
       consumer: d.consumer.name,
       accountId: d.accountId,
@@ -117,20 +155,17 @@ export class OutboxRunner implements BatchContributor {
         // Moved by another writer, or the batch failed: what is stored is read again.
         delivery.consumer.dropped?.(delivery.writes);
         const later = this.#waiting.get(key);
-        if (later) later.consumer.dropped?.(later.writes);
+        if (later) this.#drop(key, later);
         this.#known.delete(key);
-        this.#waiting.delete(key);
         this.#readLater(delivery.consumer, delivery.accountId);
         continue;
       }
       // Not written with a batch another account's conflict held back: it waits for the next.
       const later = this.#waiting.get(key);
-      if (later) {
-        later.writes = mergeWrites([delivery.writes, later.writes]);
-        this.#waiting.set(key, { ...later, expected: delivery.expected });
-      } else {
-        this.#waiting.set(key, delivery);
-      }
+      const waiting = later
+        ? { ...later, expected: delivery.expected, writes: mergeWrites([delivery.writes, later.writes]) }
+        : delivery;
+      this.#wait(key, waiting);
     }
     this.frame.requestFlush();
   }
@@ -183,10 +218,23 @@ export class OutboxRunner implements BatchContributor {
     if (waiting) {
       waiting.seq = last.seq;
       waiting.writes = mergeWrites([waiting.writes, writes]);
+      this.#wait(key, waiting);
     } else {
-      this.#waiting.set(key, { consumer, accountId, expected: position, seq: last.seq, writes });
+      this.#wait(key, { consumer, accountId, expected: position, seq: last.seq, writes });
     }
     this.#known.set(key, last.seq);
+  }
+
+  #wait(key: string, delivery: Delivery): void {
+    this.#waiting.set(key, delivery);
+    const { recordTotals, accountOrders, copySkips } = delivery.writes;
+    if (recordTotals.length > 0 || accountOrders.length > 0 || copySkips.length > 0) this.#withWrites.add(key);
+  }
+
+  #drop(key: string, delivery: Delivery): void {
+    delivery.consumer.dropped?.(delivery.writes);
+    this.#waiting.delete(key);
+    this.#withWrites.delete(key);
   }
 
   /** Where the consumer will stand once what waits and what is in flight is committed. */
@@ -218,6 +266,9 @@ export class OutboxRunner implements BatchContributor {
     const { position, events: read } = await eventsAfterPosition(this.storage.db, consumer.name, accountId);
     this.#reading.delete(key);
     this.#known.set(key, position);
+    // Another process read past what waits here (a position alone waits a while): it would only conflict.
+    const waiting = this.#waiting.get(key);
+    if (waiting && (position ?? 0) > waiting.seq) this.#drop(key, waiting);
     // What was told while reading, after what was read: committed after the read looked, or both.
     const told = this.#toldWhileReading.get(key) ?? [];
     this.#toldWhileReading.delete(key);
