@@ -29,6 +29,7 @@ import { strategyMuxMigration } from "./migrations/0027_strategy_mux.js";
 import { watchlistsMigration } from "./migrations/0027_watchlists.js";
 import { accountOrdersMigration } from "./migrations/0028_account_orders.js";
 import { autotradeSyncMigration } from "./migrations/0029_autotrade_sync.js";
+import { liveOrdersMigration } from "./migrations/0030_live_orders.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -65,6 +66,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0027_watchlists": watchlistsMigration(storage.backend),
     "0028_account_orders": accountOrdersMigration(),
     "0029_autotrade_sync": autotradeSyncMigration(),
+    "0030_live_orders": liveOrdersMigration(),
   };
 }
 

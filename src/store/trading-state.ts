@@ -26,7 +26,11 @@ export type StrategyRow = Pick<
 /** An order row as stored (the legacy reads know it by this name). */
 export type OrderRow = StoredOrder;
 
-export const LIVE_STATUSES: readonly OrderStatus[] = [...ACTIVE];
+/**
+ * Live orders, as the partial index of them says it (0030_live_orders.ts): in
+ * literals, as a bound list would not show either database the index fits.
+ */
+export const isLiveOrder = sql<boolean>`status in (${sql.join([...ACTIVE].map((status) => sql.lit(status)))})`;
 const EXIT_SIGNAL_TYPES = [SIGNAL_TYPES.profitTarget, SIGNAL_TYPES.stopLoss];
 
 /** The strategy column that says it has traded each kind of instrument (SecurityTypesEnabled). */
@@ -255,7 +259,13 @@ export async function readModelAccounts(
   let openTrades: StoredTrade[];
   if ("live" in which) {
     [live, positions, openTrades] = await Promise.all([
-      db.selectFrom("orders").selectAll().where("status", "in", LIVE_STATUSES).orderBy("id").execute(),
+      // Sorted here: asked in id order, SQLite would read every order to skip the sort.
+      db
+        .selectFrom("orders")
+        .selectAll()
+        .where(isLiveOrder)
+        .execute()
+        .then((rows) => rows.sort((a, b) => a.id - b.id)),
       db.selectFrom("positions").selectAll().execute(),
       db.selectFrom("trades").selectAll().where("closed_at", "is", null).execute(),
     ]);
@@ -268,13 +278,7 @@ export async function readModelAccounts(
     const ids = accounts.map((account) => account.id);
     [live, positions, openTrades] = await Promise.all([
       inPieces(ids, (piece) =>
-        db
-          .selectFrom("orders")
-          .selectAll()
-          .where("account_id", "in", piece)
-          .where("status", "in", LIVE_STATUSES)
-          .orderBy("id")
-          .execute(),
+        db.selectFrom("orders").selectAll().where("account_id", "in", piece).where(isLiveOrder).orderBy("id").execute(),
       ),
       inPieces(ids, (piece) => db.selectFrom("positions").selectAll().where("account_id", "in", piece).execute()),
       inPieces(ids, (piece) =>

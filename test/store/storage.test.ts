@@ -46,6 +46,7 @@ for (const backend of BACKENDS) {
         "0027_watchlists",
         "0028_account_orders",
         "0029_autotrade_sync",
+        "0030_live_orders",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -130,6 +131,7 @@ for (const backend of BACKENDS) {
           "0027_watchlists",
           "0028_account_orders",
           "0029_autotrade_sync",
+          "0030_live_orders",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");
