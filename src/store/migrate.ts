@@ -30,6 +30,7 @@ import { watchlistsMigration } from "./migrations/0027_watchlists.js";
 import { accountOrdersMigration } from "./migrations/0028_account_orders.js";
 import { autotradeSyncMigration } from "./migrations/0029_autotrade_sync.js";
 import { liveOrdersMigration } from "./migrations/0030_live_orders.js";
+import { journalForeignKeysMigration } from "./migrations/0031_journal_foreign_keys.js";
 import type { Database } from "./schema.js";
 import type { Storage } from "./storage.js";
 
@@ -67,6 +68,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     "0028_account_orders": accountOrdersMigration(),
     "0029_autotrade_sync": autotradeSyncMigration(),
     "0030_live_orders": liveOrdersMigration(),
+    "0031_journal_foreign_keys": journalForeignKeysMigration(storage.backend),
   };
 }
 

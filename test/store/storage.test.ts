@@ -47,6 +47,7 @@ for (const backend of BACKENDS) {
         "0028_account_orders",
         "0029_autotrade_sync",
         "0030_live_orders",
+        "0031_journal_foreign_keys",
       ]);
       assert.deepEqual(await migrateToLatest(fresh.storage), []);
     });
@@ -132,6 +133,7 @@ for (const backend of BACKENDS) {
           "0028_account_orders",
           "0029_autotrade_sync",
           "0030_live_orders",
+          "0031_journal_foreign_keys",
         ]);
         const person = await older.storage.db.selectFrom("persons").selectAll().executeTakeFirstOrThrow();
         assert.equal(person.first_name_folded, "ölaf");
