@@ -30,7 +30,22 @@ export type OrderRow = StoredOrder;
  * Live orders, as the partial index of them says it (0030_live_orders.ts): in
  * literals, as a bound list would not show either database the index fits.
  */
-export const isLiveOrder = sql<boolean>`status in (${sql.join([...ACTIVE].map((status) => sql.lit(status)))})`;
+const isLiveOrder = sql<boolean>`status in (${sql.join([...ACTIVE].map((status) => sql.lit(status)))})`;
+
+/**
+ * Every live order, as a process starts. Not asked in id order: SQLite would
+ * read every order ever placed to skip the sort.
+ */
+export const everyLiveOrder = (db: Tx) => db.selectFrom("orders").selectAll().where(isLiveOrder);
+
+/** The accounts' live orders, in id order. */
+export const liveOrdersOf = (db: Tx, accountIds: readonly number[]) =>
+  db
+    .selectFrom("orders")
+    .selectAll()
+    .where("account_id", "in", [...accountIds])
+    .where(isLiveOrder)
+    .orderBy("id");
 const EXIT_SIGNAL_TYPES = [SIGNAL_TYPES.profitTarget, SIGNAL_TYPES.stopLoss];
 
 /** The strategy column that says it has traded each kind of instrument (SecurityTypesEnabled). */
@@ -259,11 +274,7 @@ export async function readModelAccounts(
   let openTrades: StoredTrade[];
   if ("live" in which) {
     [live, positions, openTrades] = await Promise.all([
-      // Sorted here: asked in id order, SQLite would read every order to skip the sort.
-      db
-        .selectFrom("orders")
-        .selectAll()
-        .where(isLiveOrder)
+      everyLiveOrder(db)
         .execute()
         .then((rows) => rows.sort((a, b) => a.id - b.id)),
       db.selectFrom("positions").selectAll().execute(),
@@ -277,9 +288,7 @@ export async function readModelAccounts(
     );
     const ids = accounts.map((account) => account.id);
     [live, positions, openTrades] = await Promise.all([
-      inPieces(ids, (piece) =>
-        db.selectFrom("orders").selectAll().where("account_id", "in", piece).where(isLiveOrder).orderBy("id").execute(),
-      ),
+      inPieces(ids, (piece) => liveOrdersOf(db, piece).execute()),
       inPieces(ids, (piece) => db.selectFrom("positions").selectAll().where("account_id", "in", piece).execute()),
       inPieces(ids, (piece) =>
         db.selectFrom("trades").selectAll().where("account_id", "in", piece).where("closed_at", "is", null).execute(),

@@ -4,7 +4,7 @@ import { CompiledQuery } from "kysely";
 import { ACTIVE } from "../../src/core/orders/status.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
 import { LIVE_ORDERS_INDEX_STATUSES } from "../../src/store/migrations/0030_live_orders.js";
-import { isLiveOrder } from "../../src/store/trading-state.js";
+import { everyLiveOrder, liveOrdersOf } from "../../src/store/trading-state.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
 import { type ModelAccount, modelAccounts, restingOrder } from "../helpers/store-rows.js";
 
@@ -71,9 +71,8 @@ for (const backend of BACKENDS) {
       await fresh?.dispose();
     });
 
-    const everyLive = () => fresh.storage.db.selectFrom("orders").selectAll().where(isLiveOrder);
-    const ofAccounts = (ids: number[]) =>
-      fresh.storage.db.selectFrom("orders").selectAll().where("account_id", "in", ids).where(isLiveOrder).orderBy("id");
+    const everyLive = () => everyLiveOrder(fresh.storage.db);
+    const ofAccounts = (ids: number[]) => liveOrdersOf(fresh.storage.db, ids);
 
     test("they answer the live orders only", async () => {
       assert.equal((await everyLive().execute()).length, ACCOUNTS * LIVE_PER_ACCOUNT);
