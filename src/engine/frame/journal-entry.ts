@@ -9,6 +9,7 @@ import type { TradeRecord } from "../../core/trades.js";
 import { editable, TransientMap } from "../../core/transient.js";
 import type { NewFill, StoredOcaGroup, StoredOrder, StoredPosition, StoredTrade } from "../../store/journal/batch.js";
 import { storedTradeOf, TRADES_COLUMNS, type TradesColumn, textOrNull } from "../../store/trading-state.js";
+import { payloadOf } from "../outbox/events.js";
 import type { WorkingAccount } from "./account.js";
 
 /**
@@ -42,18 +43,11 @@ export interface OrderEvent {
   /** Who acted, and for whom. */
   readonly actorPersonId: number | null;
   readonly onBehalfOfPersonId: number | null;
-  /** The order as it stands after the event (after every event of the operation for a fill). */
-  readonly order: StoredOrder;
-  /** For a fill event, the fill. */
-  readonly fill?: NewFill;
-  /** For the fill that closed its trade, the trade. */
-  readonly closedTrade?: StoredTrade;
   /**
-   * For an order accepted or starting to work, the account's position in its
-   * symbol at that moment (signed): the autotrade copier scales a closing
-   * order by the share of the position it closes.
+   * What it says (src/engine/outbox/events.ts payloadOf): made once, stored as
+   * the outbox row's payload and handed as it is to the consumers.
    */
-  readonly held?: string;
+  readonly payload: Readonly<Record<string, unknown>>;
 }
 
 /** An order an operation makes, with the terms it was checked to. */
@@ -297,10 +291,7 @@ export function recordOperation(
       atMs: nowMs,
       actorPersonId: op.actorPersonId,
       onBehalfOfPersonId: op.onBehalfOfPersonId,
-      order: row,
-      ...(fill ? { fill } : {}),
-      ...(closedTrade ? { closedTrade } : {}),
-      ...(held !== undefined ? { held } : {}),
+      payload: payloadOf({ kind, order: row, fill, closedTrade, held }),
     });
   };
   // The last fill of a trade that closed closes it.

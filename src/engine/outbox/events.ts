@@ -1,5 +1,5 @@
 import type { Selectable } from "kysely";
-import type { NewOrderEvent, StoredOrder } from "../../store/journal/batch.js";
+import type { NewFill, NewOrderEvent, StoredOrder, StoredTrade } from "../../store/journal/batch.js";
 import type { OrderEventsTable } from "../../store/schema.js";
 import type { Tx } from "../../store/transaction.js";
 import type { OrderEvent, OrderEventKind } from "../frame/journal-entry.js";
@@ -18,6 +18,22 @@ export interface OutboxEvent {
   readonly atMs: number;
 }
 
+/** What an event is made from: the order as it stands after it, and for a fill the fill (and the trade it closed). */
+export interface EventFacts {
+  readonly kind: OrderEventKind;
+  /** After every event of the operation, for a fill. */
+  readonly order: StoredOrder;
+  readonly fill?: NewFill | undefined;
+  /** For the fill that closed its trade. */
+  readonly closedTrade?: StoredTrade | undefined;
+  /**
+   * For an order accepted or starting to work, the account's position in its
+   * symbol at that moment (signed): the autotrade copier scales a closing
+   * order by the share of the position it closes.
+   */
+  readonly held?: string | undefined;
+}
+
 /**
  * What an event says: a fill (with, when it closed its trade, the trade's
  * opening, closing, realized profit and commission); an accepted order whole;
@@ -25,7 +41,7 @@ export interface OutboxEvent {
  * copy it; any other its state after the event. Accepted and working ones
  * carry the position held in the symbol then.
  */
-export function payloadOf(event: OrderEvent): Readonly<Record<string, unknown>> {
+export function payloadOf(event: EventFacts): Readonly<Record<string, unknown>> {
   if (event.fill) {
     const trade = event.closedTrade;
     return trade
@@ -65,12 +81,12 @@ export function payloadOf(event: OrderEvent): Readonly<Record<string, unknown>> 
   };
 }
 
-export const outboxEventOf = (event: OrderEvent, payload = payloadOf(event)): OutboxEvent => ({
+export const outboxEventOf = (event: OrderEvent): OutboxEvent => ({
   accountId: event.accountId,
   seq: event.seq,
   kind: event.kind,
   orderId: event.orderId,
-  payload,
+  payload: event.payload,
   atMs: event.atMs,
 });
 
@@ -81,7 +97,7 @@ export function outboxRowOf(event: OrderEvent, origin: string): NewOrderEvent {
     seq: event.seq,
     kind: event.kind,
     order_id: event.orderId,
-    payload: JSON.stringify(payloadOf(event)),
+    payload: JSON.stringify(event.payload),
     actor_person_id: event.actorPersonId,
     on_behalf_of_person_id: event.onBehalfOfPersonId,
     origin,
