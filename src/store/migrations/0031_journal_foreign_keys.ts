@@ -4,9 +4,9 @@ import type { Backend } from "../storage.js";
 /**
  * On PostgreSQL the rows every order writes check no foreign keys (issue 10).
  * Each foreign key is a trigger running a query per row written: an order that
- * fills wrote seven of them (its order's account and strategy, each event's
- * account, the fill's account, order, strategy and trade), a third of what
- * PostgreSQL spent on the order. Those rows are written by the trading
+ * fills ran seven of them (its order's account and strategy, each event's
+ * account, the fill's account, order, strategy and trade), about a quarter of
+ * what PostgreSQL spent on the order. Those rows are written by the trading
  * frame's journal only, from an account it holds and has locked in the same
  * transaction, and no strategy, account, order or trade is ever deleted.
  * The orders' references to other orders (parent, replaced, OCA group), and
