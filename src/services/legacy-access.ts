@@ -61,7 +61,8 @@ async function ownerOf(ctx: Pick<RequestContext, "storage" | "tx">, strategyId: 
     .executeTakeFirst();
   if (!strategy) return null;
   const owner = await personsWithSites(db).where("p.id", "=", strategy.owner_person_id).executeTakeFirst();
-  return owner ? { ...memberOf(owner), role: "person", platformId: null } : null;
+  // The keys a member lacks before it (docs/decisions.md, "Objects keep their hidden classes").
+  return owner ? { role: "person", platformId: null, ...memberOf(owner) } : null;
 }
 
 /** The owner of the strategy when the key reaches it, or null (no such strategy, or out of reach). */

@@ -74,7 +74,10 @@ class Changes {
   apply(orderId: number, event: EventInput): Applied {
     const order = this.orders.get(orderId);
     if (!order) return { ok: false, reason: `no order ${orderId}` };
-    const full = { ...event, id: event.id ?? `${this.eventPrefix}:${this.#serial++}` } as OrderEvent;
+    // The id before the event's keys (docs/decisions.md, "Objects keep their hidden classes").
+    const full = (
+      event.id === undefined ? { id: `${this.eventPrefix}:${this.#serial++}`, ...event } : event
+    ) as OrderEvent;
     const applied = applyEvent(order.state, full);
     if (applied.ok && !applied.duplicate) {
       this.orders.set(orderId, { ...order, state: applied.state });

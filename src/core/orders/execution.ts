@@ -417,13 +417,14 @@ function settle(
   const fee = round(mul(commission(context.plan, terms.instrument, quantity, price), usdRate), 2);
   const held = state.positions.get(terms.instrument.fullSymbol)?.position.quantity ?? ZERO;
   const part = { terms, orderId, price, usdRate, ...context };
+  // Each part's own keys before the shared ones (docs/decisions.md, "Objects keep their hidden classes").
   if (closingSide(held) === terms.side && compare(quantity, abs(held)) > 0) {
     const [closeFee, openFee] = splitFee(fee, abs(held), quantity);
-    const closing = settlePart(state, { ...part, quantity: abs(held), fee: closeFee });
-    const opening = settlePart(closing.state, { ...part, quantity: sub(quantity, abs(held)), fee: openFee });
+    const closing = settlePart(state, { quantity: abs(held), fee: closeFee, ...part });
+    const opening = settlePart(closing.state, { quantity: sub(quantity, abs(held)), fee: openFee, ...part });
     return { state: opening.state, fills: [closing.fill, opening.fill] };
   }
-  const whole = settlePart(state, { ...part, quantity, fee });
+  const whole = settlePart(state, { quantity, fee, ...part });
   return { state: whole.state, fills: [whole.fill] };
 }
 

@@ -264,14 +264,15 @@ export function exitTermsOf(entry: OrderTerms): { profitTarget: OrderTerms | nul
     profitTarget: null,
     stopLoss: null,
   };
+  // Each exit's own keys before the shared ones (docs/decisions.md, "Objects keep their hidden classes").
   return {
     profitTarget:
       entry.profitTarget === null
         ? null
-        : { ...exit, type: "limit", limit: entry.profitTarget, stop: null, signalType: SIGNAL_TYPES.profitTarget },
+        : { type: "limit", limit: entry.profitTarget, stop: null, signalType: SIGNAL_TYPES.profitTarget, ...exit },
     stopLoss:
       entry.stopLoss === null
         ? null
-        : { ...exit, type: "stop", limit: null, stop: entry.stopLoss, signalType: SIGNAL_TYPES.stopLoss },
+        : { type: "stop", limit: null, stop: entry.stopLoss, signalType: SIGNAL_TYPES.stopLoss, ...exit },
   };
 }

@@ -613,7 +613,8 @@ export class TradingFrame {
       account: { ...before, state: { ...before.state, log: [] } },
       newOrder(order) {
         const id = take(ids.orders);
-        newOrders.set(id, { ...order, id });
+        // The id before the order's keys (docs/decisions.md, "Objects keep their hidden classes").
+        newOrders.set(id, { id, ...order });
         if (order.localSignalId !== null) usedLocalIds.push(order.localSignalId);
         return id;
       },

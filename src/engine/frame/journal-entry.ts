@@ -479,7 +479,7 @@ function pruned(
   }
   const notes = state.notes.size === 0 ? state.notes : editable(state.notes);
   if (notes !== state.notes) (notes as Map<number, string>).clear();
-  // The log was the operation's: the account keeps none.
-  const { log: _, ...kept } = state;
-  return { ...kept, trades, notes };
+  // The log was the operation's: the account keeps none. The key stays, so the next operation's log
+  // replaces it rather than adding a key after a spread (docs/decisions.md, "Objects keep their hidden classes").
+  return { ...state, log: undefined, trades, notes };
 }

@@ -44,29 +44,34 @@ export interface EventFacts {
 export function payloadOf(event: EventFacts): Readonly<Record<string, unknown>> {
   if (event.fill) {
     const trade = event.closedTrade;
+    // Keys a spread lacks go before it (docs/decisions.md, "Objects keep their hidden classes").
     return trade
       ? {
-          ...event.fill,
           trade: {
             opened_at: trade.opened_at,
             closed_at: trade.closed_at,
             realized: trade.realized,
             commission: trade.commission,
           },
+          ...event.fill,
         }
       : event.fill;
   }
   const { order } = event;
-  if (event.kind === "accepted") return event.held === undefined ? order : { ...order, held: event.held };
-  const state: Partial<StoredOrder> = {
+  if (event.kind === "accepted") return event.held === undefined ? order : { held: event.held, ...order };
+  if (event.kind !== "working") {
+    return {
+      status: order.status,
+      filled_quantity: order.filled_quantity,
+      filled_notional: order.filled_notional,
+      info: order.info,
+    };
+  }
+  return {
     status: order.status,
     filled_quantity: order.filled_quantity,
     filled_notional: order.filled_notional,
     info: order.info,
-  };
-  if (event.kind !== "working") return state;
-  return {
-    ...state,
     symbol: order.symbol,
     symbol_type: order.symbol_type,
     side: order.side,
