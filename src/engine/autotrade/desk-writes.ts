@@ -126,7 +126,8 @@ export async function writeDesk(tx: Tx, writes: DeskWrites, nowMs: number): Prom
         chunk.map(({ orderKey, ...fill }) => {
           const id = ids.get(orderKey);
           if (id === undefined) throw new Error(`account order ${orderKey} is not stored`);
-          return { ...fill, account_order_id: id };
+          // The key the fill lacks before it (docs/decisions.md, "Objects keep their hidden classes").
+          return { account_order_id: id, ...fill };
         }),
       )
       .onConflict((oc) => oc.columns(["account_order_id", "broker_fill_id"]).doNothing())

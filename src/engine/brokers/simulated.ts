@@ -518,14 +518,16 @@ export class SimulatedBroker implements BrokerPort {
 
   /** Reports a change of the order (under the broker order id it had: a replace reports the one it ends). */
   #report(order: SimOrder, kind: OrderReportKind, nowMs: number, brokerOrderId = order.brokerOrderId): void {
-    const head = {
+    // One spread, after the literal's keys (docs/decisions.md, "Objects keep their hidden classes").
+    const report = {
       brokerId: this.brokerId,
       account: order.account,
       idempotencyKey: order.key,
       brokerOrderId,
       atMs: nowMs,
+      ...kind,
     };
-    this.#pending.reports.push({ report: { ...head, ...kind }, orderId: order.id });
+    this.#pending.reports.push({ report, orderId: order.id });
   }
 
   #instrument(symbol: string, symbolType: string | null): Instrument | null {
