@@ -107,6 +107,8 @@ export function accountOfRows(rows: AccountRows): { committed: CommittedAccount;
     notes: new TransientMap(),
     positions: TransientMap.of(positions),
     cash,
+    // Held by every state the account keeps, so each has one hidden class (docs/decisions.md).
+    log: undefined,
   };
   return {
     committed: {

@@ -359,14 +359,15 @@ export function recordOperation(
           traded: new Set([...before.strategy.traded, ...changes.traded]),
           desiredPositions: op.desiredPositions === undefined ? before.strategy.desiredPositions : op.desiredPositions,
         };
+  // Every key written out (docs/decisions.md, "Objects keep their hidden classes").
   const account: WorkingAccount = {
-    ...before,
     state,
     rows,
     endedInBook,
     eventSeq: seq,
     commissionsPaid: add(before.commissionsPaid, commissions),
     planCommissions,
+    commissionPlan: before.commissionPlan,
     strategy,
   };
   changes.after = account;
@@ -479,7 +480,16 @@ function pruned(
   }
   const notes = state.notes.size === 0 ? state.notes : editable(state.notes);
   if (notes !== state.notes) (notes as Map<number, string>).clear();
-  // The log was the operation's: the account keeps none. The key stays, so the next operation's log
-  // replaces it rather than adding a key after a spread (docs/decisions.md, "Objects keep their hidden classes").
-  return { ...state, log: undefined, trades, notes };
+  // The log was the operation's: the account keeps none. Every key written out, `log` too: the next
+  // operation's log replaces it (docs/decisions.md, "Objects keep their hidden classes").
+  return {
+    book: state.book,
+    terms: state.terms,
+    expiresAtMs: state.expiresAtMs,
+    notes,
+    positions: state.positions,
+    trades,
+    cash: state.cash,
+    log: undefined,
+  };
 }
