@@ -8,6 +8,8 @@ import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instr
 import { payloadOf } from "../../src/engine/outbox/events.js";
 import { readOrder } from "../../src/http/v4/orders-wire.js";
 import type { NewFill, StoredOrder, StoredTrade } from "../../src/store/journal/batch.js";
+import { ADMIN_KEY, setClock, startTestService } from "../helpers/service.js";
+import { MARKET_OPEN, newStrategy, placed, setQuote, stockOrder } from "../helpers/trading.js";
 
 /**
  * The objects the order path makes for every order keep one hidden class
@@ -15,7 +17,10 @@ import type { NewFill, StoredOrder, StoredTrade } from "../../src/store/journal/
  * object that adds a key after a spread gets a hidden class of its own each
  * time, once the spread's inline cache has settled, which cost several
  * microseconds per object and left every site reading such objects
- * megamorphic. V8's own check tells; this file's process alone turns it on.
+ * megamorphic. Accounts and their states, copied from one another with every
+ * operation, keep one class too: when they came in many, each key a copy
+ * overrode was a store its inline cache missed. V8's own check tells; this
+ * file's process alone turns it on.
  */
 v8.setFlagsFromString("--allow-natives-syntax");
 const sameHiddenClass = new Function("a", "b", "return %HaveSameMap(a, b)") as (a: object, b: object) => boolean;
@@ -114,4 +119,32 @@ test("the events a book applies keep one hidden class", () => {
     return (result.events[0] as { event: object }).event;
   };
   assert.ok(keepsHiddenClass(accepted));
+});
+
+test("accounts keep one hidden class, as loaded and after operations, and so do their states", async () => {
+  const service = await startTestService("sqlite", { marketFeed: { kind: "manual" } });
+  try {
+    await setClock(service, MARKET_OPEN);
+    await setQuote(service, "AAPL", 100, 100.05);
+    const [loaded, resting, filled] = [
+      await newStrategy(service, ADMIN_KEY),
+      await newStrategy(service, ADMIN_KEY),
+      await newStrategy(service, ADMIN_KEY),
+    ];
+    await placed(service, ADMIN_KEY, stockOrder(resting, "AAPL", "buy", 1, { OrderType: "2", Limit: 90 }));
+    for (let i = 0; i < 20; i++) await placed(service, ADMIN_KEY, stockOrder(filled, "AAPL", i % 2 ? "sell" : "buy", 1));
+    const { frame } = service.app.runtime;
+    await frame.drain();
+    const working = await Promise.all([loaded, resting, filled].map((id) => frame.workingAccount(id)));
+    const [first, ...others] = working;
+    for (const other of others) {
+      assert.ok(sameHiddenClass(first as object, other), "working accounts");
+      assert.ok(sameHiddenClass((first as typeof other).state, other.state), "trading states");
+    }
+    const committed = [...(await frame.committedAccounts([loaded, resting, filled])).values()];
+    assert.equal(committed.length, 3);
+    for (const other of committed.slice(1)) assert.ok(sameHiddenClass(committed[0] as object, other), "committed");
+  } finally {
+    await service.close();
+  }
 });

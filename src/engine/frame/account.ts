@@ -96,8 +96,9 @@ export function accountOfRows(rows: AccountRows): { committed: CommittedAccount;
   }
   const cash = decimal(account.cash);
   // The working maps are changed in place by each operation (src/core/transient.ts).
+  // The keys in the order of every state the account keeps (journal-entry.ts `pruned`), `log` too: so each
+  // has one hidden class (docs/decisions.md, "Objects keep their hidden classes").
   const state: TradingState = {
-    trades: TransientMap.of(rows.openTrades.map((row) => [row.id, tradeOfRow(row)])),
     // Indexed: the orders a fill or a quote concerns are found without a pass over the book.
     book: IndexedBook.holding(rows.orders.map(bookOrderOf)),
     terms: IndexedTerms.holding(rows.orders.map((row) => [row.id, termsOfRow(row)])),
@@ -106,8 +107,8 @@ export function accountOfRows(rows: AccountRows): { committed: CommittedAccount;
     ),
     notes: new TransientMap(),
     positions: TransientMap.of(positions),
+    trades: TransientMap.of(rows.openTrades.map((row) => [row.id, tradeOfRow(row)])),
     cash,
-    // Held by every state the account keeps, so each has one hidden class (docs/decisions.md).
     log: undefined,
   };
   return {
