@@ -132,7 +132,8 @@ test("accounts keep one hidden class, as loaded and after operations, and so do 
       await newStrategy(service, ADMIN_KEY),
     ];
     await placed(service, ADMIN_KEY, stockOrder(resting, "AAPL", "buy", 1, { OrderType: "2", Limit: 90 }));
-    for (let i = 0; i < 20; i++) await placed(service, ADMIN_KEY, stockOrder(filled, "AAPL", i % 2 ? "sell" : "buy", 1));
+    for (let i = 0; i < 20; i++)
+      await placed(service, ADMIN_KEY, stockOrder(filled, "AAPL", i % 2 ? "sell" : "buy", 1));
     const { frame } = service.app.runtime;
     await frame.drain();
     const working = await Promise.all([loaded, resting, filled].map((id) => frame.workingAccount(id)));
