@@ -8,7 +8,7 @@ import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instr
 import { payloadOf } from "../../src/engine/outbox/events.js";
 import { readOrder } from "../../src/http/v4/orders-wire.js";
 import type { NewFill, StoredOrder, StoredTrade } from "../../src/store/journal/batch.js";
-import { ADMIN_KEY, setClock, startTestService } from "../helpers/service.js";
+import { ADMIN_KEY, BACKENDS, setClock, startTestService } from "../helpers/service.js";
 import { MARKET_OPEN, newStrategy, placed, setQuote, stockOrder } from "../helpers/trading.js";
 
 /**
@@ -121,31 +121,33 @@ test("the events a book applies keep one hidden class", () => {
   assert.ok(keepsHiddenClass(accepted));
 });
 
-test("accounts keep one hidden class, as loaded and after operations, and so do their states", async () => {
-  const service = await startTestService("sqlite", { marketFeed: { kind: "manual" } });
-  try {
-    await setClock(service, MARKET_OPEN);
-    await setQuote(service, "AAPL", 100, 100.05);
-    const [loaded, resting, filled] = [
-      await newStrategy(service, ADMIN_KEY),
-      await newStrategy(service, ADMIN_KEY),
-      await newStrategy(service, ADMIN_KEY),
-    ];
-    await placed(service, ADMIN_KEY, stockOrder(resting, "AAPL", "buy", 1, { OrderType: "2", Limit: 90 }));
-    for (let i = 0; i < 20; i++)
-      await placed(service, ADMIN_KEY, stockOrder(filled, "AAPL", i % 2 ? "sell" : "buy", 1));
-    const { frame } = service.app.runtime;
-    await frame.drain();
-    const working = await Promise.all([loaded, resting, filled].map((id) => frame.workingAccount(id)));
-    const [first, ...others] = working;
-    for (const other of others) {
-      assert.ok(sameHiddenClass(first as object, other), "working accounts");
-      assert.ok(sameHiddenClass((first as typeof other).state, other.state), "trading states");
+for (const backend of BACKENDS) {
+  test(`accounts keep one hidden class, as loaded and after operations, and so do their states (${backend})`, async () => {
+    const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+    try {
+      await setClock(service, MARKET_OPEN);
+      await setQuote(service, "AAPL", 100, 100.05);
+      const [loaded, resting, filled] = [
+        await newStrategy(service, ADMIN_KEY),
+        await newStrategy(service, ADMIN_KEY),
+        await newStrategy(service, ADMIN_KEY),
+      ];
+      await placed(service, ADMIN_KEY, stockOrder(resting, "AAPL", "buy", 1, { OrderType: "2", Limit: 90 }));
+      for (let i = 0; i < 20; i++)
+        await placed(service, ADMIN_KEY, stockOrder(filled, "AAPL", i % 2 ? "sell" : "buy", 1));
+      const { frame } = service.app.runtime;
+      await frame.drain();
+      const working = await Promise.all([loaded, resting, filled].map((id) => frame.workingAccount(id)));
+      const [first, ...others] = working;
+      for (const other of others) {
+        assert.ok(sameHiddenClass(first as object, other), "working accounts");
+        assert.ok(sameHiddenClass((first as typeof other).state, other.state), "trading states");
+      }
+      const committed = [...(await frame.committedAccounts([loaded, resting, filled])).values()];
+      assert.equal(committed.length, 3);
+      for (const other of committed.slice(1)) assert.ok(sameHiddenClass(committed[0] as object, other), "committed");
+    } finally {
+      await service.close();
     }
-    const committed = [...(await frame.committedAccounts([loaded, resting, filled])).values()];
-    assert.equal(committed.length, 3);
-    for (const other of committed.slice(1)) assert.ok(sameHiddenClass(committed[0] as object, other), "committed");
-  } finally {
-    await service.close();
-  }
-});
+  });
+}
