@@ -18,6 +18,7 @@ import {
   HOST,
   JSON_HEADERS,
   startChild,
+  startOptions,
   stopChild,
   waitUntilAnswering,
 } from "./support.js";
@@ -189,7 +190,7 @@ export async function startBare(
     BARE_SEND: send,
   };
   const logPath = join(dir, `${file}.log`);
-  const child = startChild(name, ["--import", "tsx", "bench/bare.ts"], env, logPath);
+  const child = startChild(name, [...startOptions(), "--import", "tsx", "bench/bare.ts"], env, logPath);
   const { path, body } = route.request(0);
   await waitUntilAnswering(
     name,

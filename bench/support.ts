@@ -6,7 +6,7 @@
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { once } from "node:events";
-import { closeSync, fdatasyncSync, openSync, rmSync, writeSync } from "node:fs";
+import { closeSync, fdatasyncSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -132,7 +132,21 @@ export function startService(
     ...extra,
   });
   buildOnce();
-  return startChild("service", ["--enable-source-maps", "dist/main.js"], env, logPath);
+  return startChild("service", [...startOptions(), "dist/main.js"], env, logPath);
+}
+
+/**
+ * The options `npm start` gives node (package.json's start script): the
+ * service runs as it does, and a bare server beside it on the same runtime
+ * settings (the young generation's size among them).
+ */
+export function startOptions(): string[] {
+  const scripts = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { scripts: { start: string } })
+    .scripts;
+  const words = scripts.start.trim().split(/\s+/);
+  const main = words.indexOf("dist/main.js");
+  if (main < 0) throw new Error(`package.json's start script runs no dist/main.js: ${scripts.start}`);
+  return words.slice(words.indexOf("node") + 1, main);
 }
 
 export function exited(child: ChildProcess): boolean {
