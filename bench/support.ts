@@ -144,9 +144,11 @@ export function startOptions(): string[] {
   const scripts = (JSON.parse(readFileSync(join(REPO_ROOT, "package.json"), "utf8")) as { scripts: { start: string } })
     .scripts;
   const words = scripts.start.trim().split(/\s+/);
+  const node = words.indexOf("node");
   const main = words.indexOf("dist/main.js");
-  if (main < 0) throw new Error(`package.json's start script runs no dist/main.js: ${scripts.start}`);
-  return words.slice(words.indexOf("node") + 1, main);
+  if (node < 0 || main < node)
+    throw new Error(`package.json's start script is not node ... dist/main.js: ${scripts.start}`);
+  return words.slice(node + 1, main);
 }
 
 export function exited(child: ChildProcess): boolean {
