@@ -283,6 +283,8 @@ async function statsComparison(
       bare: bareRun,
       answerBytes: Buffer.byteLength(answer),
       ratio: bareRate > 0 ? Number((service.figures.requestsPerSec / bareRate).toFixed(3)) : null,
+      durable: null,
+      ofDurable: null,
       serviceAnswers: 0,
     },
   };

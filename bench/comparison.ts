@@ -53,6 +53,10 @@ export interface Comparison {
   readonly answerBytes: number;
   /** Service requests/s over the bare server's. */
   readonly ratio: number | null;
+  /** The bare server again, storing each request durably (CompareOptions.durable); null when not measured. */
+  readonly durable: Run | null;
+  /** Service requests/s over the durable bare server's. */
+  readonly ofDurable: number | null;
   /** Every 200 the service gave: the recorded answer, the warm-up and the run (orders placed, for orders). */
   readonly serviceAnswers: number;
 }
@@ -61,6 +65,15 @@ export interface RunSettings {
   readonly seconds: number;
   readonly warmupSeconds: number;
   readonly connections: number;
+}
+
+export interface CompareOptions {
+  /**
+   * Measures the bare server a second time storing each request's body
+   * durably in a SQLite database in `dir` (bench/bare-store.ts): what the
+   * route's durability costs, with nothing else the service does.
+   */
+  readonly durable?: boolean;
 }
 
 const headersOf = (route: Route) => (route.method === "GET" ? AUTH : JSON_HEADERS);
@@ -166,8 +179,9 @@ export async function recordAnswer(name: string, port: number, route: Route): Pr
 
 /**
  * Starts the bare server answering `route` with `answer` (JSON text), serialized
- * anew per request or sent as the recorded bytes, and waits until it answers the
- * route's first request with exactly that text.
+ * anew per request or sent as the recorded bytes (storing each request's body in
+ * `durableFile` first, when given), and waits until it answers the route's first
+ * request with exactly that text.
  */
 export async function startBare(
   name: string,
@@ -175,6 +189,7 @@ export async function startBare(
   answer: string,
   dir: string,
   send: "serialize" | "bytes" = "serialize",
+  durableFile?: string,
 ): Promise<{ readonly port: number; readonly child: ChildProcess; readonly logPath: string }> {
   const [port = 0] = await freePorts(1);
   const file = `bare-${name.replace(/[^A-Za-z0-9]+/g, "-")}`;
@@ -188,6 +203,7 @@ export async function startBare(
     BARE_PATH: route.path,
     BARE_ANSWER_FILE: answerFile,
     BARE_SEND: send,
+    ...(durableFile === undefined ? {} : { BARE_DURABLE_FILE: durableFile }),
   };
   const logPath = join(dir, `${file}.log`);
   const child = startChild(name, [...startOptions(), "--import", "tsx", "bench/bare.ts"], env, logPath);
@@ -202,11 +218,36 @@ export async function startBare(
   return { port, child, logPath };
 }
 
+/** A bare server answering `answer` (durable when `durableFile` is given), warmed up then measured, then stopped. */
+async function measureBare(
+  name: string,
+  route: Route,
+  answer: string,
+  settings: RunSettings,
+  dir: string,
+  durableFile?: string,
+): Promise<Run> {
+  const { seconds, warmupSeconds, connections } = settings;
+  const server = await startBare(name, route, answer, dir, "serialize", durableFile);
+  try {
+    await measure(`${name} warm-up`, server.port, route, warmupSeconds, connections);
+    return await measure(name, server.port, route, seconds, connections, server.child.pid);
+  } finally {
+    await stopChild(server.child);
+  }
+}
+
+const rateOver = (run: Run, other: Run | null): number | null =>
+  other !== null && other.figures.requestsPerSec > 0
+    ? Number((run.figures.requestsPerSec / other.figures.requestsPerSec).toFixed(3))
+    : null;
+
 /**
  * Records the service's answer to the route's first request, runs the service
  * (warm-up, then the measured run), then the bare server with that answer at
- * the same settings, and stops the bare server. The bare server's CPU time per
- * request is counted, and the service's when its pid is given.
+ * the same settings (and, with `options.durable`, the durable bare server
+ * after it), stopping each. The bare servers' CPU time per request is counted,
+ * and the service's when its pid is given.
  */
 export async function compareWithBare(
   name: string,
@@ -215,25 +256,30 @@ export async function compareWithBare(
   settings: RunSettings,
   dir: string,
   servicePid?: number,
+  options: CompareOptions = {},
 ): Promise<Comparison> {
   const answer = await recordAnswer(name, servicePort, route);
   const { seconds, warmupSeconds, connections } = settings;
   const warm = await measure(`${name} warm-up`, servicePort, route, warmupSeconds, connections);
   const service = await measure(name, servicePort, route, seconds, connections, servicePid);
-  const bareServer = await startBare(`bare ${name}`, route, answer, dir);
-  let bare: Run;
-  try {
-    await measure(`bare ${name} warm-up`, bareServer.port, route, warmupSeconds, connections);
-    bare = await measure(`bare ${name}`, bareServer.port, route, seconds, connections, bareServer.child.pid);
-  } finally {
-    await stopChild(bareServer.child);
-  }
-  const bareRate = bare.figures.requestsPerSec;
+  const bare = await measureBare(`bare ${name}`, route, answer, settings, dir);
+  const durable = options.durable
+    ? await measureBare(
+        `durable bare ${name}`,
+        route,
+        answer,
+        settings,
+        dir,
+        join(dir, `durable-bare-${name.replace(/[^A-Za-z0-9]+/g, "-")}.sqlite`),
+      )
+    : null;
   return {
     service,
     bare,
     answerBytes: Buffer.byteLength(answer),
-    ratio: bareRate > 0 ? Number((service.figures.requestsPerSec / bareRate).toFixed(3)) : null,
+    ratio: rateOver(service, bare),
+    durable,
+    ofDurable: rateOver(service, durable),
     serviceAnswers: 1 + warm.ok + service.ok,
   };
 }

@@ -183,7 +183,10 @@ async function orderRuns(
   servicePid: number | undefined,
 ): Promise<{ resting: Comparison; filling: Comparison; checks: OrderChecks }> {
   const at = `${backend}, ${settings.connections} connections`;
-  progress(`${at}: NewStrategyOrder resting, then beside the bare server`);
+  // On SQLite the bare server also stores each order durably, as the service's journal does.
+  const options = { durable: backend === "sqlite" };
+  const beside = backend === "sqlite" ? "the bare server, plain and durable" : "the bare server";
+  progress(`${at}: NewStrategyOrder resting, then beside ${beside}`);
   const resting = await compareWithBare(
     `${backend} resting ${settings.connections}`,
     gen,
@@ -191,6 +194,7 @@ async function orderRuns(
     settings,
     dir,
     servicePid,
+    options,
   );
   const positionsAfterResting = await sharesHeld(gen, strategyIds);
   if (positionsAfterResting !== 0) throw new Error(`resting limit orders filled: ${positionsAfterResting} shares held`);
@@ -202,7 +206,7 @@ async function orderRuns(
     Ask: toNumber(aapl.ask),
     Last: toNumber(aapl.last),
   });
-  progress(`${at}: NewStrategyOrder filling, then beside the bare server`);
+  progress(`${at}: NewStrategyOrder filling, then beside ${beside}`);
   const filling = await compareWithBare(
     `${backend} filling ${settings.connections}`,
     gen,
@@ -210,6 +214,7 @@ async function orderRuns(
     settings,
     dir,
     servicePid,
+    options,
   );
   const sharesHeldAfterFilling = await sharesHeld(gen, strategyIds);
   // Requests cut off at the end of a run may still be served, so the service can hold a few more.
@@ -434,6 +439,7 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
     rows,
   );
   console.log("");
+  printDurable(results);
   for (const [backend, r] of results) {
     if (r.fdatasync) {
       const f = r.fdatasync;
@@ -457,4 +463,48 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
       );
     }
   }
+}
+
+/** The order rows beside the durable bare server, where it was measured. */
+function printDurable(results: readonly [BackendName, HttpBackendFigures][]): void {
+  const rows: string[][] = [];
+  for (const [backend, r] of results) {
+    for (const row of r.routes) {
+      const { service, bare, durable, ofDurable } = row.comparison;
+      if (durable === null) continue;
+      rows.push([
+        `${backend} ${row.route}`,
+        String(row.connections),
+        service.figures.requestsPerSec.toFixed(0),
+        bare.figures.requestsPerSec.toFixed(0),
+        durable.figures.requestsPerSec.toFixed(0),
+        String(durable.figures.latencyP99Ms),
+        `${((durable.figures.requestsPerSec / bare.figures.requestsPerSec) * 100).toFixed(1)}%`,
+        ofDurable === null ? "n/a" : `${(ofDurable * 100).toFixed(1)}%`,
+        durable.cpuUsPerRequest === null ? "n/a" : durable.cpuUsPerRequest.toFixed(0),
+      ]);
+    }
+  }
+  if (rows.length === 0) return;
+  console.log(
+    "   durable: the bare server again, first storing each request's body as a row (indexed by its strategy) on a " +
+      "thread of its own, the rows of a turn of the event loop in one transaction (WAL, synchronous=FULL), " +
+      "answering once it is committed: durability with nothing else the service does, measured right after the bare server",
+  );
+  console.log("");
+  printTable(
+    [
+      "",
+      "conns",
+      "req/s",
+      "bare req/s",
+      "durable req/s",
+      "durable p99",
+      "durable of bare",
+      "of durable",
+      "durable CPU µs/req",
+    ],
+    rows,
+  );
+  console.log("");
 }
