@@ -3,9 +3,10 @@
  * the service (GEN server, as `npm start` runs it, access log included) beside
  * the bare server answering the same route with the service's own answer
  * (bench/comparison.ts), with the targets of issue 10 and whether they hold.
- * On SQLite the data directory's fdatasync time is probed; on PostgreSQL the
- * raw rate of one transaction per order over 8 connections (bench/raw-pg.ts)
- * is measured before the service starts.
+ * On SQLite each NewStrategyOrder run is also measured on the bare server
+ * made durable (bench/bare-store.ts), and the data directory's fdatasync time
+ * is probed; on PostgreSQL the raw rate of one transaction per order over 8
+ * connections (bench/raw-pg.ts) is measured before the service starts.
  */
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";

@@ -8,9 +8,10 @@
  *    GetStrategyActiveOrders and GetStrategyOpenPositions; each beside a bare
  *    Fastify server answering the same route with the service's own answer,
  *    with the ratio and issue 10's target. SQLite's NewStrategyOrder again at
- *    10 connections, and the data directory's fdatasync time; on PostgreSQL the
- *    raw rate of one transaction per order over 8 connections. Every answer
- *    must be 200.
+ *    10 connections, each of its runs beside the bare server made durable too
+ *    (bench/bare-store.ts), and the data directory's fdatasync time; on
+ *    PostgreSQL the raw rate of one transaction per order over 8 connections.
+ *    Every answer must be 200.
  * 2. The fill loop alone, in process: 100,000 resting buy orders (limits and
  *    stops) of 1,000 strategies on 1,000 symbols; the index rebuild at start,
  *    then hand quotes fed one at a time: a quiet market that crosses no order,
