@@ -23,7 +23,7 @@ const commit = db.transaction((rows: readonly StoredRow[]) => {
   for (const row of rows) insert.run(...row);
 });
 
-parentPort?.on("message", (batch: { readonly id: number; readonly rows: readonly StoredRow[] }) => {
-  commit(batch.rows);
-  parentPort?.postMessage(batch.id);
+parentPort?.on("message", (rows: readonly StoredRow[]) => {
+  commit(rows);
+  parentPort?.postMessage(null);
 });

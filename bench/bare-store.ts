@@ -23,28 +23,27 @@ export function durableStore(file: string): DurableStore {
   });
   let gathering: StoredRow[] = [];
   let waiting: (() => void)[] = [];
-  const inFlight = new Map<number, (() => void)[]>();
-  let next = 1;
+  /** The requests of the batch being committed (one at a time), null when none is. */
+  let committing: (() => void)[] | null = null;
   let scheduled = false;
 
   const send = () => {
     scheduled = false;
-    if (inFlight.size > 0 || gathering.length === 0) return;
-    const id = next++;
-    inFlight.set(id, waiting);
-    thread.postMessage({ id, rows: gathering });
+    if (committing !== null || gathering.length === 0) return;
+    committing = waiting;
+    thread.postMessage(gathering);
     gathering = [];
     waiting = [];
   };
   const schedule = () => {
-    if (scheduled || inFlight.size > 0) return;
+    if (scheduled || committing !== null) return;
     scheduled = true;
     // One turn of the event loop lets the requests that arrived together join the batch.
     setImmediate(send);
   };
-  thread.on("message", (id: number) => {
-    const answered = inFlight.get(id) ?? [];
-    inFlight.delete(id);
+  thread.on("message", () => {
+    const answered = committing ?? [];
+    committing = null;
     for (const answer of answered) answer();
     schedule();
   });

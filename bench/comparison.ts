@@ -179,9 +179,9 @@ export async function recordAnswer(name: string, port: number, route: Route): Pr
 
 /**
  * Starts the bare server answering `route` with `answer` (JSON text), serialized
- * anew per request or sent as the recorded bytes (storing each request's body in
- * `durableFile` first, when given), and waits until it answers the route's first
- * request with exactly that text.
+ * anew per request or sent as the recorded bytes (`durable`: storing each
+ * request's body first, in a SQLite file of its own in `dir`), and waits until it
+ * answers the route's first request with exactly that text.
  */
 export async function startBare(
   name: string,
@@ -189,7 +189,7 @@ export async function startBare(
   answer: string,
   dir: string,
   send: "serialize" | "bytes" = "serialize",
-  durableFile?: string,
+  durable = false,
 ): Promise<{ readonly port: number; readonly child: ChildProcess; readonly logPath: string }> {
   const [port = 0] = await freePorts(1);
   const file = `bare-${name.replace(/[^A-Za-z0-9]+/g, "-")}`;
@@ -203,7 +203,7 @@ export async function startBare(
     BARE_PATH: route.path,
     BARE_ANSWER_FILE: answerFile,
     BARE_SEND: send,
-    ...(durableFile === undefined ? {} : { BARE_DURABLE_FILE: durableFile }),
+    ...(durable ? { BARE_DURABLE_FILE: join(dir, `${file}.sqlite`) } : {}),
   };
   const logPath = join(dir, `${file}.log`);
   const child = startChild(name, [...startOptions(), "--import", "tsx", "bench/bare.ts"], env, logPath);
@@ -218,17 +218,17 @@ export async function startBare(
   return { port, child, logPath };
 }
 
-/** A bare server answering `answer` (durable when `durableFile` is given), warmed up then measured, then stopped. */
+/** A bare server answering `answer` (storing each request first when `durable`), warmed up, measured, stopped. */
 async function measureBare(
   name: string,
   route: Route,
   answer: string,
   settings: RunSettings,
   dir: string,
-  durableFile?: string,
+  durable = false,
 ): Promise<Run> {
   const { seconds, warmupSeconds, connections } = settings;
-  const server = await startBare(name, route, answer, dir, "serialize", durableFile);
+  const server = await startBare(name, route, answer, dir, "serialize", durable);
   try {
     await measure(`${name} warm-up`, server.port, route, warmupSeconds, connections);
     return await measure(name, server.port, route, seconds, connections, server.child.pid);
@@ -237,7 +237,8 @@ async function measureBare(
   }
 }
 
-const rateOver = (run: Run, other: Run | null): number | null =>
+/** One run's requests/s over another's, or null without the other. */
+export const rateOver = (run: Run, other: Run | null): number | null =>
   other !== null && other.figures.requestsPerSec > 0
     ? Number((run.figures.requestsPerSec / other.figures.requestsPerSec).toFixed(3))
     : null;
@@ -264,14 +265,7 @@ export async function compareWithBare(
   const service = await measure(name, servicePort, route, seconds, connections, servicePid);
   const bare = await measureBare(`bare ${name}`, route, answer, settings, dir);
   const durable = options.durable
-    ? await measureBare(
-        `durable bare ${name}`,
-        route,
-        answer,
-        settings,
-        dir,
-        join(dir, `durable-bare-${name.replace(/[^A-Za-z0-9]+/g, "-")}.sqlite`),
-      )
+    ? await measureBare(`durable bare ${name}`, route, answer, settings, dir, true)
     : null;
   return {
     service,

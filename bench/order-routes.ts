@@ -11,7 +11,7 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import { decimal, toNumber } from "../src/core/decimal.js";
-import { type Comparison, compareWithBare, type Route, type RunSettings } from "./comparison.js";
+import { type Comparison, compareWithBare, type Route, type RunSettings, rateOver } from "./comparison.js";
 import { type RawPgFigures, rawPgBaseline } from "./raw-pg.js";
 import {
   ADMIN_KEY,
@@ -411,7 +411,7 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
         b.requestsPerSec.toFixed(0),
         String(b.latencyP99Ms),
         String(row.comparison.answerBytes),
-        row.comparison.ratio === null ? "n/a" : `${(row.comparison.ratio * 100).toFixed(1)}%`,
+        percent(row.comparison.ratio),
         s.cpuUsPerRequest === null ? "n/a" : s.cpuUsPerRequest.toFixed(0),
         row.comparison.bare.cpuUsPerRequest === null ? "n/a" : row.comparison.bare.cpuUsPerRequest.toFixed(0),
         row.target,
@@ -466,6 +466,8 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
   }
 }
 
+const percent = (ratio: number | null) => (ratio === null ? "n/a" : `${(ratio * 100).toFixed(1)}%`);
+
 /** The order rows beside the durable bare server, where it was measured. */
 function printDurable(results: readonly [BackendName, HttpBackendFigures][]): void {
   const rows: string[][] = [];
@@ -480,8 +482,8 @@ function printDurable(results: readonly [BackendName, HttpBackendFigures][]): vo
         bare.figures.requestsPerSec.toFixed(0),
         durable.figures.requestsPerSec.toFixed(0),
         String(durable.figures.latencyP99Ms),
-        `${((durable.figures.requestsPerSec / bare.figures.requestsPerSec) * 100).toFixed(1)}%`,
-        ofDurable === null ? "n/a" : `${(ofDurable * 100).toFixed(1)}%`,
+        percent(rateOver(durable, bare)),
+        percent(ofDurable),
         durable.cpuUsPerRequest === null ? "n/a" : durable.cpuUsPerRequest.toFixed(0),
       ]);
     }
