@@ -3,7 +3,7 @@ import pg from "pg";
 import { readInt8AsNumber } from "../pg-types.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
 import type { JournalReply, JournalRequest } from "./journal-thread.js";
-import { lockText, SESSION_SETTINGS, SQL, writeValues } from "./postgres-journal-statements.js";
+import { firstPositionsText, SESSION_SETTINGS, SQL, writeValues } from "./postgres-journal-statements.js";
 
 /**
  * The PostgreSQL journal's own thread (postgres-journal.ts starts it): one
@@ -38,28 +38,25 @@ function connectionJournal(url: string, options: string | undefined, origin: str
   const run = (db: pg.Client, name: keyof typeof SQL, values: unknown[]) =>
     db.query({ name: `journal_${name}`, text: SQL[name], values });
 
-  /** Three round trips: begin and lock, every write (one statement), commit; a conflict rolls back after the first. */
+  /**
+   * One round trip, the write committing by itself, unless the batch starts a
+   * consumer's position: then three (open and lock, write, commit or roll back).
+   */
   async function commit(db: pg.Client, batch: JournalBatch): Promise<CommitOutcome> {
-    const results = (await db.query(lockText(batch))) as unknown as pg.QueryResult[];
-    const locked = results[1] as pg.QueryResult<{ id: number; version: number }>;
-    const stored = new Map(locked.rows.map((row) => [row.id, row.version]));
-    const conflicts = batch.accounts.filter((a) => stored.get(a.id) !== a.expectedVersion).map((a) => a.id);
-    let consumerConflicts: string[] = [];
-    if (batch.consumers.length > 0) {
-      const positions = results.at(-1) as pg.QueryResult<{ consumer: string; account_id: number; seq: number }>;
-      const at = new Map(positions.rows.map((row) => [`${row.consumer}:${row.account_id}`, row.seq]));
-      // Position 0 (a first row just made) is no position yet, as null is.
-      consumerConflicts = batch.consumers
-        .filter((c) => (at.get(`${c.consumer}:${c.accountId}`) || null) !== (c.expected || null))
-        .map((c) => `${c.consumer}:${c.accountId}`);
-    }
-    if (conflicts.length > 0 || consumerConflicts.length > 0) {
-      await db.query("rollback");
-      return { ok: false, conflicts, consumerConflicts };
-    }
-    await run(db, "write", writeValues(batch, origin));
-    await db.query("commit");
-    return { ok: true };
+    const opening = firstPositionsText(batch);
+    if (opening) await db.query(opening);
+    const result = await run(db, "write", writeValues(batch, origin));
+    const guard = result.rows[0] as { conflicts: string[] | null; consumer_conflicts: string[] | null };
+    const outcome: CommitOutcome =
+      guard.conflicts || guard.consumer_conflicts
+        ? {
+            ok: false,
+            conflicts: (guard.conflicts ?? []).map(Number),
+            consumerConflicts: guard.consumer_conflicts ?? [],
+          }
+        : { ok: true };
+    if (opening) await db.query(outcome.ok ? "commit" : "rollback");
+    return outcome;
   }
 
   // One thing at a time on the connection: a reservation must not land inside a batch's transaction.
