@@ -95,20 +95,16 @@ export function addCommissions(totals: PlanCommissions, fees: PlanCommissions): 
 }
 
 /**
- * Totals are made anew when they change, so their text is kept per object:
- * a trade or an account written again for something else (a worst price seen)
- * is not formatted again.
+ * As stored: {"Default":"12.5",...}. Totals are made anew at every fill and
+ * written with it (the account's and the trade's), so the text is put
+ * together directly: a decimal's text never needs escaping in JSON.
  */
-const texts = new WeakMap<PlanCommissions, string>();
-
-/** As stored: {"Default": "12.5", ...}. */
 export function planCommissionsText(totals: PlanCommissions): string {
-  let text = texts.get(totals);
-  if (text === undefined) {
-    text = JSON.stringify(Object.fromEntries(Object.entries(totals).map(([name, fee]) => [name, formatDecimal(fee)])));
-    texts.set(totals, text);
+  let text = "";
+  for (const name in totals) {
+    text += `${text === "" ? "{" : ","}${JSON.stringify(name)}:"${formatDecimal(totals[name] as Decimal)}"`;
   }
-  return text;
+  return text === "" ? "{}" : `${text}}`;
 }
 
 export function planCommissionsOf(text: string): PlanCommissions {

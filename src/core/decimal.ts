@@ -153,10 +153,13 @@ export function div(a: Decimal, b: Decimal): Decimal {
   return as(divideRounded(a * SCALE, b));
 }
 
+/** The units of the last place kept, by places kept: made once (raising a bigint to a power costs more than the rounding). */
+const ROUNDING_STEPS: readonly bigint[] = Array.from({ length: PLACES + 1 }, (_, places) => 10n ** BigInt(PLACES - places));
+
 /** Rounded half-to-even to `places` decimal places (0 to 8): money to the cent is `round(x, 2)`. */
 export function round(a: Decimal, places: number): Decimal {
-  if (!Number.isInteger(places) || places < 0 || places > PLACES) throw new RangeError(`places must be 0 to ${PLACES}`);
-  const step = 10n ** BigInt(PLACES - places);
+  const step = ROUNDING_STEPS[places];
+  if (step === undefined) throw new RangeError(`places must be 0 to ${PLACES}`);
   return as(divideRounded(a, step) * step);
 }
 

@@ -1,7 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { commission, commissionPlan } from "../../src/core/commissions.js";
-import { decimal, formatDecimal } from "../../src/core/decimal.js";
+import fc from "fast-check";
+import {
+  COMMISSION_PLANS,
+  commission,
+  commissionPlan,
+  type PlanCommissions,
+  planCommissionsOf,
+  planCommissionsText,
+} from "../../src/core/commissions.js";
+import { type Decimal, decimal, formatDecimal } from "../../src/core/decimal.js";
 import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instrument.js";
 
 const at = (symbol: string) => fromServiceSymbol(symbol) as Instrument;
@@ -29,4 +37,18 @@ test("plans are found by name without regard to case; None costs nothing", () =>
   for (const symbol of ["AAPL", "@ESM26", "EURUSD", "AAPL261218C00150000"]) {
     assert.equal(fee("none", symbol, "100", "10"), "0", symbol);
   }
+});
+
+test("plan totals are stored as JSON of each plan's decimal text, and read back as they were", () => {
+  const amount = fc.bigInt({ min: -(10n ** 17n), max: 10n ** 17n }).map((units) => units as Decimal);
+  const planName = fc.oneof(fc.constantFrom(...COMMISSION_PLANS.map((plan) => plan.name)), fc.string());
+  fc.assert(
+    fc.property(fc.dictionary(planName, amount, { noNullPrototype: true }), (totals: PlanCommissions) => {
+      const text = planCommissionsText(totals);
+      const formatted = Object.fromEntries(Object.entries(totals).map(([name, fee]) => [name, formatDecimal(fee)]));
+      assert.equal(text, JSON.stringify(formatted));
+      assert.deepEqual(planCommissionsOf(text), totals);
+    }),
+  );
+  assert.equal(planCommissionsText({}), "{}");
 });

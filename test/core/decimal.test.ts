@@ -92,6 +92,9 @@ test("products and quotients round half to even", () => {
   assert.equal(formatDecimal(round(decimal("-2.345"), 2)), "-2.34");
   assert.equal(formatDecimal(round(decimal("0.125"), 2)), "0.12");
   assert.throws(() => div(decimal("1"), ZERO), RangeError);
+  assert.equal(formatDecimal(round(decimal("2.5"), 0)), "2");
+  assert.equal(formatDecimal(round(decimal("0.12345678"), 8)), "0.12345678");
+  for (const places of [-1, 9, 1.5, Number.NaN]) assert.throws(() => round(decimal("1"), places), RangeError);
 });
 
 test("multiplying then dividing by a whole number returns the value", () => {
