@@ -53,14 +53,10 @@ export async function reachesPerson(
 
 /** The strategy's owner as a caller acting for themselves, or null when there is no such strategy. */
 async function ownerOf(ctx: Pick<RequestContext, "storage" | "tx">, strategyId: number): Promise<Caller | null> {
-  const db = dbOf(ctx);
-  const strategy = await db
-    .selectFrom("strategies")
-    .select(["owner_person_id"])
-    .where("id", "=", strategyId)
+  const owner = await personsWithSites(dbOf(ctx))
+    .innerJoin("strategies as st", "st.owner_person_id", "p.id")
+    .where("st.id", "=", strategyId)
     .executeTakeFirst();
-  if (!strategy) return null;
-  const owner = await personsWithSites(db).where("p.id", "=", strategy.owner_person_id).executeTakeFirst();
   // The keys a member lacks before it (docs/decisions.md, "Objects keep their hidden classes").
   return owner ? { role: "person", platformId: null, ...memberOf(owner) } : null;
 }
