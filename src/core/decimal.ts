@@ -154,7 +154,10 @@ export function div(a: Decimal, b: Decimal): Decimal {
 }
 
 /** The units of the last place kept, by places kept: made once (raising a bigint to a power costs more than the rounding). */
-const ROUNDING_STEPS: readonly bigint[] = Array.from({ length: PLACES + 1 }, (_, places) => 10n ** BigInt(PLACES - places));
+const ROUNDING_STEPS: readonly bigint[] = Array.from(
+  { length: PLACES + 1 },
+  (_, places) => 10n ** BigInt(PLACES - places),
+);
 
 /** Rounded half-to-even to `places` decimal places (0 to 8): money to the cent is `round(x, 2)`. */
 export function round(a: Decimal, places: number): Decimal {
