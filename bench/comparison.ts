@@ -8,6 +8,7 @@ import { type ChildProcess, execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { performance } from "node:perf_hooks";
 import type { Result } from "autocannon";
 import autocannon from "autocannon";
 import {
@@ -44,6 +45,15 @@ export interface Run {
    * else the machine runs moves it much less than req/s.
    */
   readonly cpuUsPerRequest: number | null;
+  /**
+   * The share of the run's time the server's main thread (its event loop,
+   * where every request is parsed, decided and answered) spent on a CPU;
+   * null as for cpuUsPerRequest. Near 100% it bounds the server, whatever
+   * its other threads and the machine's other cores could still do.
+   */
+  readonly loopBusy: number | null;
+  /** The share of the machine's CPU time (all cores, everything it runs) busy during the run; null without /proc. */
+  readonly machineBusy: number | null;
 }
 
 export interface Comparison {
@@ -81,12 +91,15 @@ const headersOf = (route: Route) => (route.method === "GET" ? AUTH : JSON_HEADER
 /** Clock ticks per second of /proc's CPU times. */
 let ticksPerSecond: number | undefined;
 
-/** The process's user and system CPU time so far, in seconds, or null when /proc cannot tell. */
-function cpuSeconds(pid: number | undefined): number | null {
-  if (pid === undefined) return null;
+/**
+ * The user and system CPU time so far, in seconds, of a process (`/proc/<pid>/stat`) or of one of its threads
+ * (`/proc/<pid>/task/<tid>/stat`; a process's main thread has its pid), or null when /proc cannot tell.
+ */
+function cpuSeconds(statPath: string | null): number | null {
+  if (statPath === null) return null;
   try {
     ticksPerSecond ??= Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readFileSync(statPath, "utf8");
     // After "pid (comm) ": state is field 3, utime 14 and stime 15.
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     return (Number(fields[11]) + Number(fields[12])) / ticksPerSecond;
@@ -94,6 +107,22 @@ function cpuSeconds(pid: number | undefined): number | null {
     return null;
   }
 }
+
+/** The machine's busy and total CPU time so far over all cores, in clock ticks (/proc/stat), or null. */
+function machineTicks(): { readonly busy: number; readonly total: number } | null {
+  try {
+    const [, ...ticks] = (readFileSync("/proc/stat", "utf8").split("\n")[0] ?? "").trim().split(/\s+/).map(Number);
+    // user nice system idle iowait irq softirq steal: idle and iowait are the time no core had work.
+    const total = ticks.slice(0, 8).reduce((sum, t) => sum + t, 0);
+    const idle = (ticks[3] ?? 0) + (ticks[4] ?? 0);
+    return Number.isFinite(total) && total > 0 ? { busy: total - idle, total } : null;
+  } catch {
+    return null;
+  }
+}
+
+const share = (part: number | null, whole: number | null): number | null =>
+  part === null || whole === null || whole <= 0 ? null : Number((part / whole).toFixed(3));
 
 /** One autocannon run of `route` (its CPU time counted when the server's `pid` is given); fails unless every answer was 200. */
 export async function measure(
@@ -114,7 +143,12 @@ export async function measure(
     perSecond.push(completed - counted);
     counted = completed;
   }, 1_000);
-  const cpuBefore = cpuSeconds(pid);
+  const processStat = pid === undefined ? null : `/proc/${pid}/stat`;
+  const loopStat = pid === undefined ? null : `/proc/${pid}/task/${pid}/stat`;
+  const cpuBefore = cpuSeconds(processStat);
+  const loopBefore = cpuSeconds(loopStat);
+  const machineBefore = machineTicks();
+  const startedMs = performance.now();
   let result: Result;
   try {
     result = await autocannon({
@@ -149,7 +183,10 @@ export async function measure(
         `${result.errors} errors, ${result.timeouts} timeouts; first refusal: ${firstRefusal ?? "none"}`,
     );
   }
-  const cpuAfter = cpuSeconds(pid);
+  const wallSeconds = (performance.now() - startedMs) / 1000;
+  const cpuAfter = cpuSeconds(processStat);
+  const loopAfter = cpuSeconds(loopStat);
+  const machineAfter = machineTicks();
   const cpuUsPerRequest =
     cpuBefore === null || cpuAfter === null || completed === 0
       ? null
@@ -160,6 +197,11 @@ export async function measure(
     lastSecond: perSecond.at(-1) ?? 0,
     ok,
     cpuUsPerRequest,
+    loopBusy: share(loopBefore === null || loopAfter === null ? null : loopAfter - loopBefore, wallSeconds),
+    machineBusy:
+      machineBefore === null || machineAfter === null
+        ? null
+        : share(machineAfter.busy - machineBefore.busy, machineAfter.total - machineBefore.total),
   };
 }
 

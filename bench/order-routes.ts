@@ -2,16 +2,18 @@
  * Part 1 of `npm run bench:orders`: the order path over HTTP, each route of
  * the service (GEN server, as `npm start` runs it, access log included) beside
  * the bare server answering the same route with the service's own answer
- * (bench/comparison.ts), with the targets of issue 10 and whether they hold.
+ * (bench/comparison.ts), with the targets of issue 10 and whether they hold,
+ * and how busy each run kept the server's event loop and the machine.
  * On SQLite each NewStrategyOrder run is also measured on the bare server
  * made durable (bench/bare-store.ts), and the data directory's fdatasync time
  * is probed; on PostgreSQL the raw rate of one transaction per order over 8
  * connections (bench/raw-pg.ts) is measured before the service starts.
  */
 import type { ChildProcess } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { decimal, toNumber } from "../src/core/decimal.js";
-import { type Comparison, compareWithBare, type Route, type RunSettings, rateOver } from "./comparison.js";
+import { type Comparison, compareWithBare, type Route, type Run, type RunSettings, rateOver } from "./comparison.js";
 import { type RawPgFigures, rawPgBaseline } from "./raw-pg.js";
 import {
   ADMIN_KEY,
@@ -440,6 +442,7 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
     rows,
   );
   console.log("");
+  printBusy(results);
   printDurable(results);
   for (const [backend, r] of results) {
     if (r.fdatasync) {
@@ -467,6 +470,39 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
 }
 
 const percent = (ratio: number | null) => (ratio === null ? "n/a" : `${(ratio * 100).toFixed(1)}%`);
+
+/** How busy each run kept the server's event loop and the machine: what bounded it. */
+function printBusy(results: readonly [BackendName, HttpBackendFigures][]): void {
+  const busy = (run: Run | null, of: "loopBusy" | "machineBusy") => (run === null ? "" : percent(run[of]));
+  const rows: string[][] = [];
+  for (const [backend, r] of results) {
+    for (const row of r.routes) {
+      const { service, bare, durable } = row.comparison;
+      rows.push([
+        `${backend} ${row.route}`,
+        String(row.connections),
+        busy(service, "loopBusy"),
+        busy(service, "machineBusy"),
+        busy(bare, "loopBusy"),
+        busy(bare, "machineBusy"),
+        busy(durable, "loopBusy"),
+        busy(durable, "machineBusy"),
+      ]);
+    }
+  }
+  console.log(
+    "   loop busy: the share of the run the server's main thread, its event loop (where each request is read, " +
+      "decided and answered), spent on a CPU; machine busy: the share of the machine's CPU time busy in the run " +
+      `(${availableParallelism()} cores; the load generator, the server's other threads and, on PostgreSQL, the ` +
+      "database included). A loop near 100% bounds its server while the machine still has room",
+  );
+  console.log("");
+  printTable(
+    ["", "conns", "loop busy", "machine busy", "bare loop", "bare machine", "durable loop", "durable machine"],
+    rows,
+  );
+  console.log("");
+}
 
 /** The order rows beside the durable bare server, where it was measured. */
 function printDurable(results: readonly [BackendName, HttpBackendFigures][]): void {
