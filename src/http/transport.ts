@@ -10,6 +10,7 @@ import {
 } from "fastify";
 import type { Logger } from "pino";
 import type { ErrorEntry } from "../core/errors.js";
+import { accessLog } from "../log.js";
 
 /** Fastify settings and hooks shared by the v4 and legacy servers. */
 
@@ -104,21 +105,19 @@ function answerClientError(
 
 /** Hooks in callback style, so they cost no promise per request. */
 export function logEachRequest(app: FastifyInstance): void {
+  const access = accessLog(app.log as Logger);
   app.addHook("onRequest", (request, reply, done) => {
     reply.header("X-Request-Id", request.id);
     done();
   });
   app.addHook("onResponse", (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        // Secret query parameters (a legacy GET client's apikey) are redacted by the logger.
-        url: request.url,
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 100) / 100,
-      },
-      "request",
-    );
+    access({
+      reqId: request.id,
+      method: request.method,
+      url: request.url,
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 100) / 100,
+    });
     done();
   });
 }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import fc from "fast-check";
-import { serviceLogger } from "../../src/log.js";
+import { accessLog, serviceLogger } from "../../src/log.js";
 import { isSecretName, REDACTED, redacted, redactText } from "../../src/redaction.js";
 
 /** What the service's logger keeps out of its lines, as pure functions and through the logger itself. */
@@ -118,4 +118,31 @@ test("the service's logger redacts fields, errors, requests and messages, whoeve
   assert.equal(withMessage.err.UserToken, REDACTED);
   assert.equal(withMessage.msg, "while serving /x?apikey=[redacted]");
   assert.deepEqual(request.req, { method: "GET", url: "/x?APIKEY=[redacted]", id: "r1" });
+});
+
+test("the access log writes each request's line as the logger would, its URL redacted, and nothing above info", () => {
+  const lines: string[] = [];
+  const logger = serviceLogger("info", { write: (line: string) => lines.push(line) }).child({ server: "GEN" });
+  const entry = {
+    reqId: "r-1.a:b",
+    method: "GET",
+    url: `/world/apiv3/x?apikey=${KEY}&q="é\\\n"`,
+    status: 200,
+    ms: 1.25,
+  };
+  accessLog(logger)(entry);
+  const { reqId, ...fields } = entry;
+  logger.child({ reqId }).info(fields, "request");
+  assert.equal(lines.length, 2);
+  const [direct, pinos] = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+  assert.ok(direct && pinos);
+  assert.deepEqual(Object.keys(direct), Object.keys(pinos));
+  assert.deepEqual({ ...direct, time: 0 }, { ...pinos, time: 0 });
+  assert.equal(direct.url, `/world/apiv3/x?apikey=[redacted]&q="é\\\n"`);
+  assert.ok(Math.abs((direct.time as number) - (pinos.time as number)) < 1_000);
+  assert.ok(lines[0]?.endsWith("}\n"));
+
+  const quiet: string[] = [];
+  accessLog(serviceLogger("warn", { write: (line: string) => quiet.push(line) }))(entry);
+  assert.deepEqual(quiet, []);
 });
