@@ -54,6 +54,8 @@ export interface Run {
   readonly loopBusy: number | null;
   /** The share of the machine's CPU time (all cores, everything it runs) busy during the run; null without /proc. */
   readonly machineBusy: number | null;
+  /** How long the run took, in seconds. */
+  readonly seconds: number;
 }
 
 export interface Comparison {
@@ -72,9 +74,15 @@ export interface Comparison {
 }
 
 export interface RunSettings {
+  /** Each server's measured time, split over the rounds. */
   readonly seconds: number;
   readonly warmupSeconds: number;
   readonly connections: number;
+  /**
+   * Rounds in which the service and the bare servers are measured in turn (1 unless given): the
+   * machine's speed drifts over tens of seconds, and in turns a drift falls on each of them alike.
+   */
+  readonly rounds?: number;
 }
 
 export interface CompareOptions {
@@ -202,6 +210,58 @@ export async function measure(
       machineBefore === null || machineAfter === null
         ? null
         : share(machineAfter.busy - machineBefore.busy, machineAfter.total - machineBefore.total),
+    seconds: wallSeconds,
+  };
+}
+
+/**
+ * A server's rounds taken as one run: its requests over their time, the worst of their latency
+ * percentiles, the first round's first second and the last round's last, CPU per request over all
+ * their requests, and the loop's and the machine's busy shares over all their time.
+ */
+export function combinedRuns(runs: readonly Run[]): Run {
+  const [first, ...rest] = runs;
+  if (first === undefined) throw new Error("no run to combine");
+  if (rest.length === 0) return first;
+  const sum = (pick: (run: Run) => number) => runs.reduce((total, run) => total + pick(run), 0);
+  const worst = (pick: (run: Run) => number) => Math.max(...runs.map(pick));
+  /** The runs' weighted mean of a figure each may lack (then the mean is null). */
+  const mean = (pick: (run: Run) => number | null, weight: (run: Run) => number, digits: number) => {
+    if (runs.some((run) => pick(run) === null)) return null;
+    return Number((sum((run) => (pick(run) ?? 0) * weight(run)) / sum(weight)).toFixed(digits));
+  };
+  const requests = sum((run) => run.figures.totalRequests);
+  const seconds = sum((run) => run.seconds);
+  return {
+    figures: {
+      requestsPerSec: Number((requests / seconds).toFixed(1)),
+      latencyP50Ms: worst((run) => run.figures.latencyP50Ms),
+      latencyP99Ms: worst((run) => run.figures.latencyP99Ms),
+      latencyAvgMs: Number((sum((run) => run.figures.latencyAvgMs * run.figures.totalRequests) / requests).toFixed(2)),
+      totalRequests: requests,
+      errors: sum((run) => run.figures.errors),
+      timeouts: sum((run) => run.figures.timeouts),
+      non2xx: sum((run) => run.figures.non2xx),
+    },
+    firstSecond: first.firstSecond,
+    lastSecond: (runs.at(-1) as Run).lastSecond,
+    ok: sum((run) => run.ok),
+    cpuUsPerRequest: mean(
+      (run) => run.cpuUsPerRequest,
+      (run) => run.ok,
+      1,
+    ),
+    loopBusy: mean(
+      (run) => run.loopBusy,
+      (run) => run.seconds,
+      3,
+    ),
+    machineBusy: mean(
+      (run) => run.machineBusy,
+      (run) => run.seconds,
+      3,
+    ),
+    seconds,
   };
 }
 
@@ -260,25 +320,6 @@ export async function startBare(
   return { port, child, logPath };
 }
 
-/** A bare server answering `answer` (storing each request first when `durable`), warmed up, measured, stopped. */
-async function measureBare(
-  name: string,
-  route: Route,
-  answer: string,
-  settings: RunSettings,
-  dir: string,
-  durable = false,
-): Promise<Run> {
-  const { seconds, warmupSeconds, connections } = settings;
-  const server = await startBare(name, route, answer, dir, "serialize", durable);
-  try {
-    await measure(`${name} warm-up`, server.port, route, warmupSeconds, connections);
-    return await measure(name, server.port, route, seconds, connections, server.child.pid);
-  } finally {
-    await stopChild(server.child);
-  }
-}
-
 /** One run's requests/s over another's, or null without the other. */
 export const rateOver = (run: Run, other: Run | null): number | null =>
   other !== null && other.figures.requestsPerSec > 0
@@ -286,11 +327,11 @@ export const rateOver = (run: Run, other: Run | null): number | null =>
     : null;
 
 /**
- * Records the service's answer to the route's first request, runs the service
- * (warm-up, then the measured run), then the bare server with that answer at
- * the same settings (and, with `options.durable`, the durable bare server
- * after it), stopping each. The bare servers' CPU time per request is counted,
- * and the service's when its pid is given.
+ * Records the service's answer to the route's first request and starts the
+ * bare server with that answer (and, with `options.durable`, the durable bare
+ * server); warms up each, then measures them in turn for the settings'
+ * rounds, and stops the bare servers. The bare servers' CPU time per request
+ * is counted, and the service's when its pid is given.
  */
 export async function compareWithBare(
   name: string,
@@ -303,19 +344,39 @@ export async function compareWithBare(
 ): Promise<Comparison> {
   const answer = await recordAnswer(name, servicePort, route);
   const { seconds, warmupSeconds, connections } = settings;
-  const warm = await measure(`${name} warm-up`, servicePort, route, warmupSeconds, connections);
-  const service = await measure(name, servicePort, route, seconds, connections, servicePid);
-  const bare = await measureBare(`bare ${name}`, route, answer, settings, dir);
-  const durable = options.durable
-    ? await measureBare(`durable bare ${name}`, route, answer, settings, dir, true)
-    : null;
-  return {
-    service,
-    bare,
-    answerBytes: Buffer.byteLength(answer),
-    ratio: rateOver(service, bare),
-    durable,
-    ofDurable: rateOver(service, durable),
-    serviceAnswers: 1 + warm.ok + service.ok,
-  };
+  const rounds = settings.rounds ?? 1;
+  const targets: { readonly name: string; readonly port: number; readonly pid?: number | undefined }[] = [
+    { name, port: servicePort, pid: servicePid },
+  ];
+  const bareServers: ChildProcess[] = [];
+  try {
+    for (const durable of options.durable ? [false, true] : [false]) {
+      const bareName = `${durable ? "durable bare" : "bare"} ${name}`;
+      const bare = await startBare(bareName, route, answer, dir, "serialize", durable);
+      bareServers.push(bare.child);
+      targets.push({ name: bareName, port: bare.port, pid: bare.child.pid });
+    }
+    const warmups = [];
+    for (const target of targets) {
+      warmups.push(await measure(`${target.name} warm-up`, target.port, route, warmupSeconds, connections));
+    }
+    const runs: Run[][] = targets.map(() => []);
+    for (let round = 0; round < rounds; round++) {
+      for (const [i, target] of targets.entries()) {
+        runs[i]?.push(await measure(target.name, target.port, route, seconds / rounds, connections, target.pid));
+      }
+    }
+    const [service, bare, durable] = runs.map(combinedRuns) as [Run, Run, Run | undefined];
+    return {
+      service,
+      bare,
+      answerBytes: Buffer.byteLength(answer),
+      ratio: rateOver(service, bare),
+      durable: durable ?? null,
+      ofDurable: rateOver(service, durable ?? null),
+      serviceAnswers: 1 + (warmups[0]?.ok ?? 0) + service.ok,
+    };
+  } finally {
+    for (const child of bareServers) await stopChild(child);
+  }
 }

@@ -42,8 +42,11 @@ import {
 export type BackendName = "sqlite" | "postgres";
 
 export interface HttpSettings {
+  /** Each server's measured time per route, split over the rounds. */
   readonly seconds: number;
   readonly connections: number;
+  /** Rounds in which the service and the bare servers are measured in turn. */
+  readonly rounds: number;
 }
 
 export const WARMUP_SECONDS = 1;
@@ -313,6 +316,7 @@ export async function httpBench(
       seconds: settings.seconds,
       warmupSeconds: WARMUP_SECONDS,
       connections,
+      rounds: settings.rounds,
     });
 
     progress(`${backend}: Hello, then beside the bare server`);
@@ -367,14 +371,15 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
   if (results.length === 0) return;
   const aapl = simulatedAapl();
   console.log(
-    `1. Over HTTP on GEN, ${settings.seconds} s per run after ${WARMUP_SECONDS} s of warm-up, pipelining 1; the service ` +
+    `1. Over HTTP on GEN, ${settings.seconds} s per server and route in ${settings.rounds} alternating rounds ` +
+      `(service, bare, durable bare in turn) after ${WARMUP_SECONDS} s of warm-up each, pipelining 1; the service ` +
       "as `npm start` runs it, at the default LOG_LEVEL (info: one access-log line per request), SANDBOX=1, " +
       `MARKET_FEED=simulated, clock at ${MARKET_OPEN_ISO}; every answer was 200`,
   );
   console.log(
     "   bare: a Fastify child process answering the same method and path with the service's recorded answer " +
       "(same shape and size, serialized per request), reading and parsing the request body as the service does; " +
-      "no auth, rate limit, logging or storage; measured right after the service at the same settings",
+      "no auth, rate limit, logging or storage; measured in turn with the service at the same settings",
   );
   console.log(
     `   Hello: POST ${HELLO_PATH} {"Name":"Bob"}; resting: limit buy 1 AAPL at 1 (rests; simulated AAPL ` +
@@ -392,7 +397,8 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
       "not counted) per request completed in the run, a figure the machine's noise moves less than req/s",
   );
   console.log(
-    "   1st s / last s: requests the service completed in the first and the last second; target: issue 10's, " +
+    "   1st s / last s: requests the service completed in the first second of the first round and the last of the " +
+      "last; p50 and p99: the worst round's; CPU µs/req, loop and machine busy: over all rounds; target: issue 10's, " +
       `stated for ${TARGET_CONNECTIONS} connections${settings.connections === TARGET_CONNECTIONS ? "" : ` (this run: ${settings.connections})`}`,
   );
   console.log("");
@@ -528,7 +534,7 @@ function printDurable(results: readonly [BackendName, HttpBackendFigures][]): vo
   console.log(
     "   durable: the bare server again, first storing each request's body as a row (indexed by its strategy) on a " +
       "thread of its own, the rows of a turn of the event loop in one transaction (WAL, synchronous=FULL), " +
-      "answering once it is committed: durability with nothing else the service does, measured right after the bare server",
+      "answering once it is committed: durability with nothing else the service does, measured in turn with the service and the bare server",
   );
   console.log("");
   printTable(

@@ -7,7 +7,8 @@
  *    buys of 1 AAPL, which fill inside the request) over 100 strategies,
  *    GetStrategyActiveOrders and GetStrategyOpenPositions; each beside a bare
  *    Fastify server answering the same route with the service's own answer,
- *    with the ratio and issue 10's target. SQLite's NewStrategyOrder again at
+ *    the two measured in turn over alternating rounds, with the ratio and
+ *    issue 10's target. SQLite's NewStrategyOrder again at
  *    10 connections, each of its runs beside the bare server made durable too
  *    (bench/bare-store.ts), and the data directory's fdatasync time; on
  *    PostgreSQL the raw rate of one transaction per order over 8 connections.
@@ -20,8 +21,9 @@
  *    that fills some, in rounds on a few symbols each, judged on the median
  *    round; issue 10's targets.
  *
- * Env: BENCH_SECONDS (default 10) per run and BENCH_CONNECTIONS (default 50)
- * for the HTTP runs; DATABASE_URL adds PostgreSQL (schemas bench_orders_<pid>
+ * Env: BENCH_SECONDS (default 10) per server and route, split over
+ * BENCH_ROUNDS (default 3) alternating rounds, and BENCH_CONNECTIONS
+ * (default 50) for the HTTP runs; DATABASE_URL adds PostgreSQL (schemas bench_orders_<pid>
  * and bench_fill_loop_<pid>, dropped at the end, also on failure). Only
  * 127.0.0.1 (and the DATABASE_URL server) is contacted.
  */
@@ -533,6 +535,7 @@ async function main(): Promise<void> {
   const settings: HttpSettings = {
     seconds: positiveIntFromEnv("BENCH_SECONDS", 10),
     connections: positiveIntFromEnv("BENCH_CONNECTIONS", 50),
+    rounds: positiveIntFromEnv("BENCH_ROUNDS", 3),
   };
   const pgUrl = process.env.DATABASE_URL || undefined;
   const backends: BackendName[] = pgUrl ? ["sqlite", "postgres"] : ["sqlite"];
