@@ -219,7 +219,7 @@ export async function measure(
  * percentiles, the first round's first second and the last round's last, CPU per request over all
  * their requests, and the loop's and the machine's busy shares over all their time.
  */
-export function combinedRuns(runs: readonly Run[]): Run {
+function combinedRuns(runs: readonly Run[]): Run {
   const [first, ...rest] = runs;
   if (first === undefined) throw new Error("no run to combine");
   if (rest.length === 0) return first;
