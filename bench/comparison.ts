@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
-import type { Result } from "autocannon";
+import type { Options, Result } from "autocannon";
 import autocannon from "autocannon";
 import {
   AUTH,
@@ -74,7 +74,7 @@ export interface Comparison {
 }
 
 export interface RunSettings {
-  /** Each server's measured time, split over the rounds. */
+  /** Each server's measured time, split over the rounds (secondsPerRound). */
   readonly seconds: number;
   readonly warmupSeconds: number;
   readonly connections: number;
@@ -84,6 +84,9 @@ export interface RunSettings {
    */
   readonly rounds?: number;
 }
+
+/** A round's length: whole seconds (autocannon ends a run at a whole second), rounded up. */
+export const secondsPerRound = (seconds: number, rounds = 1): number => Math.ceil(seconds / rounds);
 
 export interface CompareOptions {
   /**
@@ -141,6 +144,44 @@ export async function measure(
   connections: number,
   pid?: number,
 ): Promise<Run> {
+  return (await measureRound(name, port, route, seconds, connections, pid)).run;
+}
+
+/** What autocannon answers a run made with `skipAggregateResult`: its histograms still encoded, to merge with others. */
+type RawResult = object;
+
+/**
+ * autocannon's merge of runs made with `skipAggregateResult` (its README's
+ * `autocannon.aggregateResult`, which @types/autocannon lacks): their latency
+ * histograms added, so percentiles are those of every request of the runs.
+ * Its request rate is not filled in (0): rates are worked out from totals.
+ */
+const aggregateResult = (
+  autocannon as unknown as { aggregateResult(raws: readonly RawResult[], opts: Options): Result }
+).aggregateResult;
+
+/** The options of a run of `route` on `port`, and of merging such runs. */
+function runOptions(port: number, route: Route, seconds: number, connections: number): Options {
+  return {
+    url: `http://${HOST}:${port}${route.path}`,
+    method: route.method,
+    headers: headersOf(route),
+    connections,
+    pipelining: 1,
+    duration: seconds,
+    skipAggregateResult: true,
+  };
+}
+
+/** measure's run, with autocannon's raw result to merge with the same server's other rounds. */
+async function measureRound(
+  name: string,
+  port: number,
+  route: Route,
+  seconds: number,
+  connections: number,
+  pid?: number,
+): Promise<{ readonly run: Run; readonly raw: RawResult }> {
   let next = 0;
   let completed = 0;
   let ok = 0;
@@ -157,15 +198,11 @@ export async function measure(
   const loopBefore = cpuSeconds(loopStat);
   const machineBefore = machineTicks();
   const startedMs = performance.now();
-  let result: Result;
+  const options = runOptions(port, route, seconds, connections);
+  let raw: RawResult;
   try {
-    result = await autocannon({
-      url: `http://${HOST}:${port}${route.path}`,
-      method: route.method,
-      headers: headersOf(route),
-      connections,
-      pipelining: 1,
-      duration: seconds,
+    raw = await autocannon({
+      ...options,
       requests: [
         {
           method: route.method,
@@ -184,6 +221,7 @@ export async function measure(
   } finally {
     clearInterval(sampler);
   }
+  const result = aggregateResult([raw], options);
   const codes = Object.keys(result.statusCodeStats ?? {});
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || codes.some((code) => code !== "200")) {
     throw new Error(
@@ -199,8 +237,8 @@ export async function measure(
     cpuBefore === null || cpuAfter === null || completed === 0
       ? null
       : Number((((cpuAfter - cpuBefore) * 1e6) / completed).toFixed(1));
-  return {
-    figures: figures(result),
+  const run: Run = {
+    figures: figuresOf(result),
     firstSecond: perSecond[0] ?? 0,
     lastSecond: perSecond.at(-1) ?? 0,
     ok,
@@ -210,39 +248,35 @@ export async function measure(
       machineBefore === null || machineAfter === null
         ? null
         : share(machineAfter.busy - machineBefore.busy, machineAfter.total - machineBefore.total),
-    seconds: wallSeconds,
+    seconds: result.duration,
   };
+  return { run, raw };
+}
+
+/** A merged result's figures, its rate its requests over its time (a merge leaves autocannon's own rate out). */
+function figuresOf(result: Result, seconds = result.duration): Figures {
+  return { ...figures(result), requestsPerSec: Number((result.requests.total / seconds).toFixed(1)) };
 }
 
 /**
- * A server's rounds taken as one run: its requests over their time, the worst of their latency
- * percentiles, the first round's first second and the last round's last, CPU per request over all
- * their requests, and the loop's and the machine's busy shares over all their time.
+ * A server's rounds taken as one run (`merged`: autocannon's merge of their raw results): its
+ * requests over their time and its latency percentiles over all of them, the first round's first
+ * second and the last round's last, CPU per request over all their requests, and the loop's and
+ * the machine's busy shares over all their time.
  */
-function combinedRuns(runs: readonly Run[]): Run {
+function combinedRuns(runs: readonly Run[], merged: Result): Run {
   const [first, ...rest] = runs;
   if (first === undefined) throw new Error("no run to combine");
   if (rest.length === 0) return first;
   const sum = (pick: (run: Run) => number) => runs.reduce((total, run) => total + pick(run), 0);
-  const worst = (pick: (run: Run) => number) => Math.max(...runs.map(pick));
   /** The runs' weighted mean of a figure each may lack (then the mean is null). */
   const mean = (pick: (run: Run) => number | null, weight: (run: Run) => number, digits: number) => {
     if (runs.some((run) => pick(run) === null)) return null;
     return Number((sum((run) => (pick(run) ?? 0) * weight(run)) / sum(weight)).toFixed(digits));
   };
-  const requests = sum((run) => run.figures.totalRequests);
   const seconds = sum((run) => run.seconds);
   return {
-    figures: {
-      requestsPerSec: Number((requests / seconds).toFixed(1)),
-      latencyP50Ms: worst((run) => run.figures.latencyP50Ms),
-      latencyP99Ms: worst((run) => run.figures.latencyP99Ms),
-      latencyAvgMs: Number((sum((run) => run.figures.latencyAvgMs * run.figures.totalRequests) / requests).toFixed(2)),
-      totalRequests: requests,
-      errors: sum((run) => run.figures.errors),
-      timeouts: sum((run) => run.figures.timeouts),
-      non2xx: sum((run) => run.figures.non2xx),
-    },
+    figures: figuresOf(merged, seconds),
     firstSecond: first.firstSecond,
     lastSecond: (runs.at(-1) as Run).lastSecond,
     ok: sum((run) => run.ok),
@@ -343,7 +377,7 @@ export async function compareWithBare(
   options: CompareOptions = {},
 ): Promise<Comparison> {
   const answer = await recordAnswer(name, servicePort, route);
-  const { seconds, warmupSeconds, connections } = settings;
+  const { warmupSeconds, connections } = settings;
   const rounds = settings.rounds ?? 1;
   const targets: { readonly name: string; readonly port: number; readonly pid?: number | undefined }[] = [
     { name, port: servicePort, pid: servicePid },
@@ -360,13 +394,18 @@ export async function compareWithBare(
     for (const target of targets) {
       warmups.push(await measure(`${target.name} warm-up`, target.port, route, warmupSeconds, connections));
     }
-    const runs: Run[][] = targets.map(() => []);
+    const roundSeconds = secondsPerRound(settings.seconds, rounds);
+    const measured = targets.map((target) => ({ target, runs: [] as Run[], raws: [] as RawResult[] }));
     for (let round = 0; round < rounds; round++) {
-      for (const [i, target] of targets.entries()) {
-        runs[i]?.push(await measure(target.name, target.port, route, seconds / rounds, connections, target.pid));
+      for (const { target, runs, raws } of measured) {
+        const { run, raw } = await measureRound(target.name, target.port, route, roundSeconds, connections, target.pid);
+        runs.push(run);
+        raws.push(raw);
       }
     }
-    const [service, bare, durable] = runs.map(combinedRuns) as [Run, Run, Run | undefined];
+    const [service, bare, durable] = measured.map(({ target, runs, raws }) =>
+      combinedRuns(runs, aggregateResult(raws, runOptions(target.port, route, roundSeconds, connections))),
+    ) as [Run, Run, Run | undefined];
     return {
       service,
       bare,

@@ -13,7 +13,15 @@ import type { ChildProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
 import { join } from "node:path";
 import { decimal, toNumber } from "../src/core/decimal.js";
-import { type Comparison, compareWithBare, type Route, type Run, type RunSettings, rateOver } from "./comparison.js";
+import {
+  type Comparison,
+  compareWithBare,
+  type Route,
+  type Run,
+  type RunSettings,
+  rateOver,
+  secondsPerRound,
+} from "./comparison.js";
 import { type RawPgFigures, rawPgBaseline } from "./raw-pg.js";
 import {
   ADMIN_KEY,
@@ -42,7 +50,7 @@ import {
 export type BackendName = "sqlite" | "postgres";
 
 export interface HttpSettings {
-  /** Each server's measured time per route, split over the rounds. */
+  /** Each server's measured time per route, split over the rounds (comparison.ts secondsPerRound). */
   readonly seconds: number;
   readonly connections: number;
   /** Rounds in which the service and the bare servers are measured in turn. */
@@ -371,8 +379,9 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
   if (results.length === 0) return;
   const aapl = simulatedAapl();
   console.log(
-    `1. Over HTTP on GEN, ${settings.seconds} s per server and route in ${settings.rounds} alternating rounds ` +
-      `(service, bare, durable bare in turn) after ${WARMUP_SECONDS} s of warm-up each, pipelining 1; the service ` +
+    `1. Over HTTP on GEN, per server and route ${settings.rounds} alternating rounds of ` +
+      `${secondsPerRound(settings.seconds, settings.rounds)} s (service, bare, durable bare in turn) ` +
+      `after ${WARMUP_SECONDS} s of warm-up each, pipelining 1; the service ` +
       "as `npm start` runs it, at the default LOG_LEVEL (info: one access-log line per request), SANDBOX=1, " +
       `MARKET_FEED=simulated, clock at ${MARKET_OPEN_ISO}; every answer was 200`,
   );
@@ -398,7 +407,7 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
   );
   console.log(
     "   1st s / last s: requests the service completed in the first second of the first round and the last of the " +
-      "last; p50 and p99: the worst round's; CPU µs/req, loop and machine busy: over all rounds; target: issue 10's, " +
+      "last; req/s, p50, p99, CPU µs/req, loop and machine busy: over all rounds; target: issue 10's, " +
       `stated for ${TARGET_CONNECTIONS} connections${settings.connections === TARGET_CONNECTIONS ? "" : ` (this run: ${settings.connections})`}`,
   );
   console.log("");
