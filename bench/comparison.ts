@@ -135,16 +135,12 @@ function machineTicks(): { readonly busy: number; readonly total: number } | nul
 const share = (part: number | null, whole: number | null): number | null =>
   part === null || whole === null || whole <= 0 ? null : Number((part / whole).toFixed(3));
 
+/** A run's name (for its errors), the server's port, the route, its seconds and connections, and the server's pid. */
+type RunArguments = [name: string, port: number, route: Route, seconds: number, connections: number, pid?: number];
+
 /** One autocannon run of `route` (its CPU time counted when the server's `pid` is given); fails unless every answer was 200. */
-export async function measure(
-  name: string,
-  port: number,
-  route: Route,
-  seconds: number,
-  connections: number,
-  pid?: number,
-): Promise<Run> {
-  return (await measureRound(name, port, route, seconds, connections, pid)).run;
+export async function measure(...args: RunArguments): Promise<Run> {
+  return (await measureRound(...args)).run;
 }
 
 /** What autocannon answers a run made with `skipAggregateResult`: its histograms still encoded, to merge with others. */
@@ -174,14 +170,10 @@ function runOptions(port: number, route: Route, seconds: number, connections: nu
 }
 
 /** measure's run, with autocannon's raw result to merge with the same server's other rounds. */
-async function measureRound(
-  name: string,
-  port: number,
-  route: Route,
-  seconds: number,
-  connections: number,
-  pid?: number,
-): Promise<{ readonly run: Run; readonly raw: RawResult }> {
+async function measureRound(...[name, port, route, seconds, connections, pid]: RunArguments): Promise<{
+  readonly run: Run;
+  readonly raw: RawResult;
+}> {
   let next = 0;
   let completed = 0;
   let ok = 0;
