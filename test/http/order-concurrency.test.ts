@@ -4,8 +4,17 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "kysely";
 import { decimal } from "../../src/core/decimal.js";
 import { ORDERS_CHANNEL } from "../../src/store/channels.js";
-import { ADMIN_KEY, BACKENDS, populate, setClock, startTestService, type TestService } from "../helpers/service.js";
 import {
+  ADMIN_KEY,
+  BACKENDS,
+  populate,
+  setClock,
+  startTestService,
+  type TestService,
+  until,
+} from "../helpers/service.js";
+import {
+  activeOrders,
   MARKET_OPEN,
   newOrder,
   newStrategy,
@@ -147,6 +156,38 @@ for (const backend of BACKENDS) {
           });
           assert.equal(quote.status, 200);
           assert.equal((await signal(first, key, order.SignalId)).OrderStatus, "2");
+        } finally {
+          await second.close();
+          await first.close();
+        }
+      });
+
+      test("a process reads again the accounts another process committed, never those its own NOTIFY tells of", async () => {
+        const first = await startTestService(backend, { marketFeed: { kind: "manual" } });
+        const second = await first.sibling();
+        try {
+          const key = (await populate(first)).keys.personA;
+          await setClock(first, MARKET_OPEN);
+          await setClock(second, MARKET_OPEN);
+          const strategyId = await newStrategy(first, key);
+          const limitBuy = () => stockOrder(strategyId, "IBM", "buy", 1, { OrderType: "2", Limit: 250 });
+          const frame = first.app.runtime.frame;
+          const preload = frame.preload.bind(frame);
+          const readAgain: number[] = [];
+          frame.preload = (strategyIds) => {
+            readAgain.push(...strategyIds);
+            return preload(strategyIds);
+          };
+          for (let i = 0; i < 10; i++) await placed(first, key, limitBuy());
+          // Each commit's notification comes back to the process's own listener meanwhile.
+          await sleep(300);
+          assert.deepEqual(readAgain, [], "its own commits are not read again");
+
+          const version = frame.versionOf(strategyId);
+          await placed(second, key, limitBuy());
+          await until(() => frame.versionOf(strategyId) > version);
+          assert.deepEqual(readAgain, [strategyId], "the other process's commit is read again");
+          assert.equal((await activeOrders(first, key, strategyId)).length, 11);
         } finally {
           await second.close();
           await first.close();
