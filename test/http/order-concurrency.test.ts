@@ -175,7 +175,7 @@ for (const backend of BACKENDS) {
           const preload = frame.preload.bind(frame);
           const readAgain: number[] = [];
           frame.preload = (strategyIds) => {
-            readAgain.push(...strategyIds);
+            readAgain.push(...(strategyIds ?? []));
             return preload(strategyIds);
           };
           for (let i = 0; i < 10; i++) await placed(first, key, limitBuy());
