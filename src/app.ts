@@ -187,7 +187,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const probes: Probes = {
     metrics,
-    readiness: () => readiness({ storage, fillLoop: () => fillLoop.status, systemNow: options.systemNow }),
+    readiness: () =>
+      readiness({
+        storage,
+        journalFailure: () => frame.journalFailure,
+        fillLoop: () => fillLoop.status,
+        systemNow: options.systemNow,
+      }),
   };
   const payments = options.payments ?? new SandboxPayments(storage, clock);
   const biller = new Biller({ storage, clock, payments }, logger.child({ component: "biller" }), {

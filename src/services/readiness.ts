@@ -13,11 +13,18 @@ const STALE_AT_LEAST_MS = 10_000;
 export interface Readiness {
   readonly ready: boolean;
   /** Each check: "ok", or what is wrong. */
-  readonly checks: { readonly storage: string; readonly migrations: string; readonly fillLoop: string };
+  readonly checks: {
+    readonly storage: string;
+    readonly migrations: string;
+    readonly journal: string;
+    readonly fillLoop: string;
+  };
 }
 
 export interface ReadinessSources {
   readonly storage: Storage;
+  /** Why the trading frame's journal can write nothing more, or null while it can. */
+  readonly journalFailure: () => string | null;
   readonly fillLoop: () => FillLoopStatus;
   /** The machine's time: the fill loop's catch-ups are told in it. */
   readonly systemNow: () => number;
@@ -25,16 +32,20 @@ export interface ReadinessSources {
 
 /**
  * Whether this process can serve: storage answers a trivial query, every
- * migration this version knows is applied, and the fill loop runs and has
- * caught up recently (machine time, since the sandbox clock may stand still).
+ * migration this version knows is applied, the trading frame's journal can
+ * still write (its thread runs: a stopped one would fail every order), and
+ * the fill loop runs and has caught up recently (machine time, since the
+ * sandbox clock may stand still).
  */
 export async function readiness(sources: ReadinessSources): Promise<Readiness> {
   const storage = await storageCheck(sources.storage);
   const migrations = storage === "ok" ? await migrationsCheck(sources.storage) : "not checked: storage does not answer";
+  const journalFailure = sources.journalFailure();
+  const journal = journalFailure === null ? "ok" : `stopped: ${journalFailure}`;
   const fillLoop = fillLoopCheck(sources.fillLoop(), sources.systemNow());
   return {
-    ready: storage === "ok" && migrations === "ok" && fillLoop === "ok",
-    checks: { storage, migrations, fillLoop },
+    ready: storage === "ok" && migrations === "ok" && journal === "ok" && fillLoop === "ok",
+    checks: { storage, migrations, journal, fillLoop },
   };
 }
 

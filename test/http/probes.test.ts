@@ -40,7 +40,7 @@ for (const backend of BACKENDS) {
         assert.equal(ready.status, 200, ready.text);
         assert.deepEqual(ready.json, {
           status: "ready",
-          checks: { storage: "ok", migrations: "ok", fillLoop: "ok" },
+          checks: { storage: "ok", migrations: "ok", journal: "ok", fillLoop: "ok" },
         });
         const document = await service.call(server, "GET", "/openapi.json", { key: null });
         for (const path of ["/healthz", "/readyz", "/metrics"]) {
@@ -113,7 +113,7 @@ for (const backend of BACKENDS) {
         assert.equal(r.status, 503, r.text);
         assert.deepEqual(r.json, {
           status: "not ready",
-          checks: { storage: "ok", migrations: `pending: ${latest.name}`, fillLoop: "ok" },
+          checks: { storage: "ok", migrations: `pending: ${latest.name}`, journal: "ok", fillLoop: "ok" },
         });
       } finally {
         await sql`insert into kysely_migration (name, timestamp) values (${latest.name}, ${new Date().toISOString()})`.execute(

@@ -403,6 +403,11 @@ export class TradingFrame {
     return slot !== undefined && slot.loading === null ? slot.working : null;
   }
 
+  /** Why the frame can commit nothing more (its journal's writer stopped), or null while it can. */
+  get journalFailure(): string | null {
+    return this.#journal.failure;
+  }
+
   /** Whether the account is in memory and ready for a synchronous operation. */
   isReady(strategyId: number): boolean {
     const slot = this.#slots.get(strategyId);

@@ -100,6 +100,8 @@ export type IdRanges = readonly (readonly [number, number])[];
 
 /** Where the frame's batches go: one writer per process, batches one at a time. */
 export interface Journal {
+  /** Why the journal can write nothing more (its writer's thread stopped), or null while it can. */
+  readonly failure: string | null;
   commit(batch: JournalBatch): Promise<CommitOutcome>;
   reserveIds(table: AllocatedTable, count: number): Promise<IdRanges>;
   close(): Promise<void>;

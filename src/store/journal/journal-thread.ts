@@ -32,7 +32,8 @@ export function journalOnThread(module: URL, workerData: unknown, beforeClose?: 
     else waiter.reject(new Error(`journal: ${reply.message}`));
   });
   const failAll = (error: Error) => {
-    failure = error;
+    // An error ends the thread: the exit that follows says less of why.
+    failure ??= error;
     for (const waiter of waiting.values()) waiter.reject(error);
     waiting.clear();
   };
@@ -48,6 +49,9 @@ export function journalOnThread(module: URL, workerData: unknown, beforeClose?: 
     });
   };
   return {
+    get failure() {
+      return failure?.message ?? null;
+    },
     commit: (batch: JournalBatch) => send<CommitOutcome>({ kind: "commit", batch }),
     reserveIds: (table: AllocatedTable, count: number) => send<IdRanges>({ kind: "reserve", table, count }),
     async close() {

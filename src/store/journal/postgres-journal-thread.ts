@@ -10,7 +10,7 @@ import { firstPositionsText, SESSION_SETTINGS, SQL, writeValues } from "./postgr
  * connection of its own, sending what postgres-journal-statements.ts writes,
  * one batch at a time.
  */
-function connectionJournal(url: string, options: string | undefined, origin: string): Journal {
+function connectionJournal(url: string, options: string | undefined, origin: string): Omit<Journal, "failure"> {
   let client: pg.Client | null = null;
   let connecting: Promise<pg.Client> | null = null;
   const connection = (): Promise<pg.Client> => {
