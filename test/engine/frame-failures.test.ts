@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sql } from "kysely";
 import { placeOrder } from "../../src/services/orders.js";
+import type { Backend } from "../../src/store/storage.js";
 import {
   accountOf,
   consumersCaughtUp,
@@ -93,16 +94,27 @@ async function assertEventsWithoutGap(service: TestService, strategyId: number):
   assert.equal((await accountOf(service, strategyId)).event_seq, events.length);
 }
 
+/** A service at the market's open, AAPL at 200 x 200.05, and two strategies of one owner: the one whose rows storage will refuse, and another. */
+async function twoStrategies(backend: Backend) {
+  const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+  try {
+    const key = (await populate(service)).keys.personA;
+    await setClock(service, MARKET_OPEN);
+    await setQuote(service, "AAPL", 200, 200.05);
+    const unlucky = await newStrategy(service, key, 100_000, "Unlucky");
+    const lucky = await newStrategy(service, key, 100_000, "Lucky");
+    return { service, key, unlucky, lucky };
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+}
+
 for (const backend of BACKENDS) {
   describe(`a batch storage refuses (${backend})`, () => {
     test("each account is tried alone: the others commit, the failing one's operations answer the error, and it trades on from what is stored", async () => {
-      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      const { service, key, unlucky, lucky } = await twoStrategies(backend);
       try {
-        const key = (await populate(service)).keys.personA;
-        await setClock(service, MARKET_OPEN);
-        await setQuote(service, "AAPL", 200, 200.05);
-        const unlucky = await newStrategy(service, key, 100_000, "Unlucky");
-        const lucky = await newStrategy(service, key, 100_000, "Lucky");
         const ctx = { ...service.app.runtime, caller: await callerOf(service, key) };
         const trade = (strategyId: number, side: "buy" | "sell", shares: number) =>
           placeOrder(ctx, orderInput(stockOrder(strategyId, "AAPL", side, shares)));
@@ -153,13 +165,8 @@ for (const backend of BACKENDS) {
     });
 
     test("fills the fill loop makes: the failing account's order stays working, as stored, and fills once at the next quote", async () => {
-      const service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      const { service, key, unlucky, lucky } = await twoStrategies(backend);
       try {
-        const key = (await populate(service)).keys.personA;
-        await setClock(service, MARKET_OPEN);
-        await setQuote(service, "AAPL", 200, 200.05);
-        const unlucky = await newStrategy(service, key, 100_000, "Unlucky");
-        const lucky = await newStrategy(service, key, 100_000, "Lucky");
         const limitBuy = (strategyId: number) =>
           stockOrder(strategyId, "AAPL", "buy", 10, { OrderType: "2", Limit: 199 });
         const resting = await placed(service, key, limitBuy(unlucky));

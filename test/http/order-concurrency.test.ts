@@ -4,6 +4,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { sql } from "kysely";
 import { decimal } from "../../src/core/decimal.js";
 import { ORDERS_CHANNEL } from "../../src/store/channels.js";
+import type { Backend } from "../../src/store/storage.js";
 import {
   ADMIN_KEY,
   BACKENDS,
@@ -43,6 +44,25 @@ async function ledger(service: TestService, strategyId: number) {
     expected: cents(strategy.starting_capital) + fills.reduce((sum, f) => sum + cents(f.cash), 0),
     fills: fills.length,
   };
+}
+
+/** Two processes of the service on one database at the market's open, and a strategy of person A. */
+async function twoProcesses(backend: Backend) {
+  const first = await startTestService(backend, { marketFeed: { kind: "manual" } });
+  const second = await first.sibling().catch(async (error: unknown) => {
+    await first.close();
+    throw error;
+  });
+  try {
+    const key = (await populate(first)).keys.personA;
+    await setClock(first, MARKET_OPEN);
+    await setClock(second, MARKET_OPEN);
+    return { first, second, key, strategyId: await newStrategy(first, key) };
+  } catch (error) {
+    await second.close();
+    await first.close();
+    throw error;
+  }
 }
 
 for (const backend of BACKENDS) {
@@ -135,14 +155,8 @@ for (const backend of BACKENDS) {
 
     if (backend === "postgres") {
       test("an order placed through one process is filled by another's fill loop (LISTEN/NOTIFY)", async () => {
-        const first = await startTestService(backend, { marketFeed: { kind: "manual" } });
-        const second = await first.sibling();
+        const { first, second, key, strategyId } = await twoProcesses(backend);
         try {
-          const population = await populate(first);
-          const key = population.keys.personA;
-          await setClock(first, MARKET_OPEN);
-          await setClock(second, MARKET_OPEN);
-          const strategyId = await newStrategy(first, key);
           const order = await placed(
             first,
             key,
@@ -163,13 +177,8 @@ for (const backend of BACKENDS) {
       });
 
       test("a process reads again the accounts another process committed, never those its own NOTIFY tells of", async () => {
-        const first = await startTestService(backend, { marketFeed: { kind: "manual" } });
-        const second = await first.sibling();
+        const { first, second, key, strategyId } = await twoProcesses(backend);
         try {
-          const key = (await populate(first)).keys.personA;
-          await setClock(first, MARKET_OPEN);
-          await setClock(second, MARKET_OPEN);
-          const strategyId = await newStrategy(first, key);
           const limitBuy = () => stockOrder(strategyId, "IBM", "buy", 1, { OrderType: "2", Limit: 250 });
           const frame = first.app.runtime.frame;
           const preload = frame.preload.bind(frame);
@@ -195,13 +204,8 @@ for (const backend of BACKENDS) {
       });
 
       test("orders placed while a process's listening connection was down reach its fill loop when it is back", async () => {
-        const first = await startTestService(backend, { marketFeed: { kind: "manual" } });
-        const second = await first.sibling();
+        const { first, second, key, strategyId } = await twoProcesses(backend);
         try {
-          const key = (await populate(first)).keys.personA;
-          await setClock(first, MARKET_OPEN);
-          await setClock(second, MARKET_OPEN);
-          const strategyId = await newStrategy(first, key);
           const schema = first.env.PGOPTIONS?.split("=")[1] ?? "";
           const listeners = sql<{ pid: number }>`
             select pid from pg_stat_activity

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import type { JournalBatch } from "../../src/store/journal/batch.js";
 import { journalOnThread } from "../../src/store/journal/journal-thread.js";
 import { until } from "../helpers/service.js";
+import { journalBatch } from "../helpers/store-rows.js";
 
 /**
  * A journal whose writer's thread stops (src/store/journal/journal-thread.ts):
@@ -12,31 +12,12 @@ import { until } from "../helpers/service.js";
 
 const STOPPING_THREAD = new URL("../helpers/stopping-journal-thread.ts", import.meta.url);
 
-const EMPTY_BATCH: JournalBatch = {
-  accounts: [],
-  strategies: [],
-  ocaGroups: [],
-  newOrders: [],
-  changedOrders: [],
-  newTrades: [],
-  changedTrades: [],
-  fills: [],
-  positions: [],
-  closedPositions: [],
-  events: [],
-  consumers: [],
-  recordTotals: [],
-  accountOrders: [],
-  copySkips: [],
-  idempotencyKeys: [],
-};
-
 test("a thread that exits: the request it had and every later one fail, and the journal says it stopped", async () => {
   const journal = journalOnThread(STOPPING_THREAD, { stop: "exit" });
   assert.equal(journal.failure, null, "it runs");
   await assert.rejects(journal.reserveIds("orders", 10), /^Error: the journal's thread exited \(3\)$/);
   assert.equal(journal.failure, "the journal's thread exited (3)");
-  await assert.rejects(journal.commit(EMPTY_BATCH), /exited \(3\)/);
+  await assert.rejects(journal.commit(journalBatch({})), /exited \(3\)/);
   await journal.close();
 });
 
@@ -44,6 +25,6 @@ test("a thread that fails as it starts: the journal says why, not only that it e
   const journal = journalOnThread(STOPPING_THREAD, { stop: "throw" });
   await until(() => journal.failure !== null);
   assert.equal(journal.failure, "unable to open database file");
-  await assert.rejects(journal.commit(EMPTY_BATCH), /unable to open database file/);
+  await assert.rejects(journal.commit(journalBatch({})), /unable to open database file/);
   await journal.close();
 });
