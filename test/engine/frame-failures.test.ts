@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { sql } from "kysely";
+import { TradingFrame } from "../../src/engine/frame/frame.js";
 import { placeOrder } from "../../src/services/orders.js";
+import { openJournal } from "../../src/store/journal/journal.js";
 import type { Backend } from "../../src/store/storage.js";
 import {
   accountOf,
@@ -10,7 +12,7 @@ import {
   recordTotalsOfHistory,
   storedRecordTotals,
 } from "../helpers/outbox.js";
-import { BACKENDS, populate, setClock, startTestService, type TestService } from "../helpers/service.js";
+import { BACKENDS, freshStorage, populate, setClock, startTestService, type TestService } from "../helpers/service.js";
 import { callerOf, orderInput } from "../helpers/services.js";
 import {
   assertRefused,
@@ -24,12 +26,14 @@ import {
 } from "../helpers/trading.js";
 
 /**
- * A batch storage refuses to write (here a trigger refusing one strategy's
- * new orders or fills, as a full disk or a broken constraint would) is rolled back whole
- * and tried again account by account: the accounts that write alone commit,
- * the operations of one that fails alone answer the error and leave nothing
- * stored, and that account is loaded again from storage, so what it does next
- * starts from what is stored.
+ * Batches the journal fails to write. One storage refuses (here a trigger
+ * refusing one strategy's new orders or fills, as a full disk or a broken
+ * constraint would) is rolled back whole and tried again account by account:
+ * the accounts that write alone commit, the operations of one that fails
+ * alone answer the error and leave nothing stored, and that account is loaded
+ * again from storage, so what it does next starts from what is stored. One
+ * that lands but whose answer is lost (the connection dropped after the
+ * commit) answers the error too, and the account read again holds what landed.
  */
 
 const REFUSAL = "no space left on the device";
@@ -111,7 +115,7 @@ async function twoStrategies(backend: Backend) {
 }
 
 for (const backend of BACKENDS) {
-  describe(`a batch storage refuses (${backend})`, () => {
+  describe(`a batch that fails (${backend})`, () => {
     test("each account is tried alone: the others commit, the failing one's operations answer the error, and it trades on from what is stored", async () => {
       const { service, key, unlucky, lucky } = await twoStrategies(backend);
       try {
@@ -189,6 +193,51 @@ for (const backend of BACKENDS) {
         assert.deepEqual([filled.OrderStatus, filled.AvgFillPrice], ["2", 198.55]);
         for (const strategyId of [unlucky, lucky]) await assertEventsWithoutGap(service, strategyId);
       } finally {
+        await service.close();
+      }
+    });
+    test("a commit that lands but whose answer is lost: the operation answers the error, and the account is read again with what landed", async () => {
+      const fresh = await freshStorage(backend);
+      const service = await startTestService(backend, { storage: fresh, marketFeed: { kind: "manual" } });
+      const other = await fresh.openAnother();
+      let loseAnswers = false;
+      // Another process's frame on the database, whose journal loses the answer of commits that landed.
+      const frame = new TradingFrame(other, (origin) => {
+        const journal = openJournal(other, origin);
+        return {
+          get failure() {
+            return journal.failure;
+          },
+          async commit(batch) {
+            const outcome = await journal.commit(batch);
+            if (loseAnswers && outcome.ok) throw new Error("the connection was lost after the commit");
+            return outcome;
+          },
+          reserveIds: (table, count) => journal.reserveIds(table, count),
+          close: () => journal.close(),
+        };
+      });
+      try {
+        const key = (await populate(service)).keys.personA;
+        await setClock(service, MARKET_OPEN);
+        await setQuote(service, "AAPL", 200, 200.05);
+        const strategyId = await newStrategy(service, key);
+        const ctx = { ...service.app.runtime, storage: other, frame, caller: await callerOf(service, key) };
+        const trade = (side: "buy" | "sell", shares: number) =>
+          placeOrder(ctx, orderInput(stockOrder(strategyId, "AAPL", side, shares)));
+        await trade("buy", 10);
+        loseAnswers = true;
+        await assert.rejects(trade("buy", 5), /connection was lost/);
+        loseAnswers = false;
+        assert.deepEqual(await stored(service, strategyId), { orders: 2, fills: 2, shares: 15 }, "it landed");
+        await trade("buy", 1);
+        // What the frame holds is what is stored: selling all of it leaves nothing.
+        await trade("sell", 16);
+        assert.deepEqual(await stored(service, strategyId), { orders: 4, fills: 4, shares: 0 });
+        await assertEventsWithoutGap(service, strategyId);
+      } finally {
+        await frame.close();
+        await other.close();
         await service.close();
       }
     });
