@@ -6,9 +6,8 @@ import { placeOrder } from "../../src/services/orders.js";
 import { openJournal } from "../../src/store/journal/journal.js";
 import type { Backend } from "../../src/store/storage.js";
 import {
-  accountOf,
+  assertEventsWithoutGap,
   consumersCaughtUp,
-  eventsOf,
   recordTotalsOfHistory,
   storedRecordTotals,
 } from "../helpers/outbox.js";
@@ -86,16 +85,6 @@ async function stored(
     fills: fills.length,
     shares: positions.reduce((sum, row) => sum + Number(row.quantity), 0),
   };
-}
-
-/** The account's events run 1..event_seq without a gap: a failed batch leaves no number behind. */
-async function assertEventsWithoutGap(service: TestService, strategyId: number): Promise<void> {
-  const events = await eventsOf(service, strategyId);
-  assert.deepEqual(
-    events.map((event) => event.seq),
-    events.map((_, i) => i + 1),
-  );
-  assert.equal((await accountOf(service, strategyId)).event_seq, events.length);
 }
 
 /** A service at the market's open, AAPL at 200 x 200.05, and two strategies of one owner: the one whose rows storage will refuse, and another. */

@@ -15,6 +15,7 @@ import { legacyCall, sitePlatform } from "../helpers/legacy.js";
 import {
   accountOf,
   accountsBehind,
+  assertEventsWithoutGap,
   consumersCaughtUp,
   eventsOf,
   recordTotalsOfHistory,
@@ -82,14 +83,7 @@ const eventOf = (events: readonly StoredEvent[], orderId: number, kind: string) 
  * order's fills add up to, and each order's last status as stored.
  */
 async function assertOutboxOfAccount(service: TestService, strategyId: number): Promise<StoredEvent[]> {
-  const events = await eventsOf(service, strategyId);
-  const account = await accountOf(service, strategyId);
-  assert.deepEqual(
-    events.map((e) => e.seq),
-    events.map((_, i) => i + 1),
-    "seq runs 1, 2, 3… without a gap",
-  );
-  assert.equal(account.event_seq, events.length, "the account's event_seq is its last event's seq");
+  const { events, account } = await assertEventsWithoutGap(service, strategyId);
 
   const fills = await service.storage.db
     .selectFrom("fills")

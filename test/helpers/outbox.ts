@@ -48,6 +48,19 @@ export function accountOf(service: TestService, strategyId: number) {
     .executeTakeFirstOrThrow();
 }
 
+/** The strategy's model account's events run 1..event_seq without a gap; answers them and the account. */
+export async function assertEventsWithoutGap(service: TestService, strategyId: number) {
+  const events = await eventsOf(service, strategyId);
+  const account = await accountOf(service, strategyId);
+  assert.deepEqual(
+    events.map((e) => e.seq),
+    events.map((_, i) => i + 1),
+    "seq runs 1, 2, 3… without a gap",
+  );
+  assert.equal(account.event_seq, events.length, "the account's event_seq is its last event's seq");
+  return { events, account };
+}
+
 /** Accounts whose events the records consumer has not all read: [account, event_seq, position]. */
 export async function accountsBehind(service: TestService): Promise<[number, number, number | null][]> {
   const rows = await service.storage.db
