@@ -16,6 +16,7 @@ import {
   accountOf,
   accountsBehind,
   assertEventsWithoutGap,
+  assertRecordTotalsMatchHistory,
   consumersCaughtUp,
   eventsOf,
   recordTotalsOfHistory,
@@ -494,7 +495,7 @@ for (const backend of BACKENDS) {
         assert.deepEqual([expected.closed_trades, expected.winners, expected.losers], [5, 3, 2]);
         assert.ok(expected.duration_ms > 0);
         assert.deepEqual(await storedRecordTotals(service, strategyId), expected);
-        assert.deepEqual(await storedRecordTotals(service, quiet), await recordTotalsOfHistory(service, quiet));
+        await assertRecordTotalsMatchHistory(service, quiet);
         assert.ok(await strategyRecordTotals(service.storage.db, strategyId), "details read the consumer's totals");
         await assertDetailsAgree(service, key, strategyId);
         const quietDetails = await service.call("GEN", "GET", "/Strategies/GetStrategyDetails", {
@@ -603,7 +604,7 @@ for (const backend of BACKENDS) {
         await consumersCaughtUp([service]);
         for (const id of strategies) {
           await assertOutboxOfAccount(service, id);
-          assert.deepEqual(await storedRecordTotals(service, id), await recordTotalsOfHistory(service, id));
+          await assertRecordTotalsMatchHistory(service, id);
           const owner = demo.People.find(
             (p: { Email: string }) => p.Email === demo.Strategies.find((s: { Id: number }) => s.Id === id).OwnerEmail,
           );
@@ -684,10 +685,7 @@ for (const backend of BACKENDS) {
           db.selectFrom = selectFrom;
         }
         assert.equal(outboxReads, 0, "the consumer read the outbox from storage");
-        assert.deepEqual(
-          await storedRecordTotals(service, strategyId),
-          await recordTotalsOfHistory(service, strategyId),
-        );
+        await assertRecordTotalsMatchHistory(service, strategyId);
       } finally {
         await service.close();
       }
@@ -746,10 +744,7 @@ for (const backend of BACKENDS) {
         flowing = false;
         await Promise.all(flow);
         await consumersCaughtUp([service]);
-        assert.deepEqual(
-          await storedRecordTotals(service, strategyId),
-          await recordTotalsOfHistory(service, strategyId),
-        );
+        await assertRecordTotalsMatchHistory(service, strategyId);
       } finally {
         flowing = false;
         await Promise.allSettled(flow);
@@ -881,11 +876,7 @@ for (const backend of BACKENDS) {
             assert.equal(waiting, 2, "both new processes are committing what they read");
             release();
             await consumersCaughtUp([a, b]);
-            assert.deepEqual(
-              await storedRecordTotals(service, strategyId),
-              await recordTotalsOfHistory(service, strategyId),
-              "the account's fill is counted once",
-            );
+            await assertRecordTotalsMatchHistory(service, strategyId, "the account's fill is counted once");
           } finally {
             release();
             await b.close();

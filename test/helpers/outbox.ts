@@ -143,6 +143,19 @@ export async function storedRecordTotals(service: TestService, strategyId: numbe
   );
 }
 
+/** The records consumer's stored totals for the strategy are those its stored history says. */
+export async function assertRecordTotalsMatchHistory(
+  service: TestService,
+  strategyId: number,
+  message?: string,
+): Promise<void> {
+  assert.deepEqual(
+    await storedRecordTotals(service, strategyId),
+    await recordTotalsOfHistory(service, strategyId),
+    message,
+  );
+}
+
 const UNITS_PER_CENT = 1_000_000n;
 
 /** The record totals the strategy's stored fills and closed trades say, counted here afresh. */
