@@ -1,4 +1,7 @@
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const HOST = "127.0.0.1";
 
@@ -12,16 +15,70 @@ const HOST = "127.0.0.1";
 const PORT_LOW = 20_000;
 const PORT_HIGH = 32_767;
 
-/** Free ports on 127.0.0.1: distinct random ones below the outgoing range, each listened on and closed (tests and benchmarks). */
+/**
+ * A port found free is claimed by a file named after it, made exclusively and
+ * kept until this process exits: test files run two at a time, each in a
+ * process of its own, and a service takes a second or more to listen on the
+ * ports it was given, so two processes could otherwise pick the same free port
+ * and the slower service fail to listen (EADDRINUSE). A claim left by a process
+ * that is gone (killed) is taken over.
+ */
+const CLAIMS = join(tmpdir(), "strategy-hub-port-claims");
+const claimed: string[] = [];
+let releasing = false;
+
+/** Free ports on 127.0.0.1: distinct random ones below the outgoing range, each claimed, listened on and closed (tests and benchmarks). */
 export async function freePorts(count: number): Promise<number[]> {
   const ports: number[] = [];
   for (let attempt = 0; ports.length < count; attempt++) {
     const port = PORT_LOW + Math.floor(Math.random() * (PORT_HIGH - PORT_LOW + 1));
     if (ports.includes(port)) continue;
-    if (await freeNow(port)) ports.push(port);
+    if (claim(port) && (await freeNow(port))) ports.push(port);
     else if (attempt > 1_000) throw new Error("no free port below the outgoing range");
   }
   return ports;
+}
+
+function claim(port: number): boolean {
+  mkdirSync(CLAIMS, { recursive: true });
+  const path = join(CLAIMS, String(port));
+  for (let tries = 0; tries < 2; tries++) {
+    try {
+      writeFileSync(path, String(process.pid), { flag: "wx" });
+      claimed.push(path);
+      releaseAtExit();
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || claimantAlive(path)) return false;
+      rmSync(path, { force: true });
+    }
+  }
+  return false;
+}
+
+function claimantAlive(path: string): boolean {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(path, "utf8"));
+  } catch {
+    return false;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    // EPERM: the process exists but is not ours to signal.
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function releaseAtExit(): void {
+  if (releasing) return;
+  releasing = true;
+  process.on("exit", () => {
+    for (const path of claimed) rmSync(path, { force: true });
+  });
 }
 
 function freeNow(port: number): Promise<boolean> {
