@@ -21,9 +21,10 @@ const PORT_HIGH = 32_767;
  * process of its own, and a service takes a second or more to listen on the
  * ports it was given, so two processes could otherwise pick the same free port
  * and the slower service fail to listen (EADDRINUSE). A claim left by a process
- * that is gone (killed) is taken over.
+ * that is gone (killed) is taken over. Where no claim can be written (a full
+ * or read-only temp directory), ports are picked as before, unclaimed.
  */
-const CLAIMS = join(tmpdir(), "strategy-hub-port-claims");
+const CLAIMS = join(tmpdir(), `strategy-hub-port-claims-${process.getuid?.() ?? "user"}`);
 const claimed: string[] = [];
 let releasing = false;
 
@@ -39,8 +40,9 @@ export async function freePorts(count: number): Promise<number[]> {
   return ports;
 }
 
+/** Whether this process may use the port: claimed now, or no claim can be written at all. */
 function claim(port: number): boolean {
-  mkdirSync(CLAIMS, { recursive: true });
+  if (!claimsWritable()) return true;
   const path = join(CLAIMS, String(port));
   for (let tries = 0; tries < 2; tries++) {
     try {
@@ -49,11 +51,26 @@ function claim(port: number): boolean {
       releaseAtExit();
       return true;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST" || claimantAlive(path)) return false;
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") return true;
+      if (claimantAlive(path)) return false;
       rmSync(path, { force: true });
     }
   }
   return false;
+}
+
+let writable: boolean | undefined;
+
+function claimsWritable(): boolean {
+  if (writable === undefined) {
+    try {
+      mkdirSync(CLAIMS, { recursive: true });
+      writable = true;
+    } catch {
+      writable = false;
+    }
+  }
+  return writable;
 }
 
 function claimantAlive(path: string): boolean {
