@@ -160,6 +160,18 @@ test("every instrument survives the trip ServiceSymbol -> ExchangeSymbol -> inst
   );
 });
 
+test("an instrument is one object for every spelling of it, so orders in memory share it", () => {
+  for (const symbol of ["AAPL", "AAPL261218C00150000", "@ESM26", "EURUSD"]) {
+    const instrument = fromServiceSymbol(symbol);
+    assert.ok(instrument, symbol);
+    assert.equal(fromServiceSymbol(` ${symbol.toLowerCase()} `), instrument, symbol);
+    assert.equal(fromServiceSymbol(symbol, instrument.symbolType), instrument, symbol);
+    assert.equal(backAndForth(instrument), instrument, symbol);
+  }
+  assert.equal(fromServiceSymbol("EUR/USD"), fromServiceSymbol("EURUSD"));
+  assert.notEqual(fromServiceSymbol("MSFT"), fromServiceSymbol("AAPL"));
+});
+
 test("an ExchangeSymbol's strike with binary noise is rounded to eight places; as text it is exact", () => {
   const option = (strikePrice: number | string) =>
     fromExchangeSymbol({

@@ -169,6 +169,27 @@ function contractYear(digits: string, nowMs: number | undefined): number | null 
 }
 
 /**
+ * Instruments are immutable, and the orders, positions and trades held in
+ * memory name few of them: each is kept once, by its type and canonical
+ * symbol (which determine every other field), and handed to every reader, not
+ * a copy per order (about 150 bytes with its symbol's string). The table is
+ * bounded, since clients may name any number of symbols: when full it starts
+ * over, which loses sharing, never an answer.
+ */
+const SHARED_INSTRUMENTS_KEPT = 10_000;
+const sharedInstruments = new Map<string, Instrument>();
+
+function shared(instrument: Instrument | null): Instrument | null {
+  if (!instrument) return null;
+  const key = `${instrument.symbolType}:${instrument.fullSymbol}`;
+  const known = sharedInstruments.get(key);
+  if (known) return known;
+  if (sharedInstruments.size >= SHARED_INSTRUMENTS_KEPT) sharedInstruments.clear();
+  sharedInstruments.set(key, instrument);
+  return instrument;
+}
+
+/**
  * The instrument a ServiceSymbol names; the SymbolType, when given, must
  * agree. `nowMs` is the service clock when a client's symbol is read: the
  * original service's single-digit futures years are read against it (without
@@ -195,7 +216,7 @@ export function fromServiceSymbol(fullSymbol: string, symbolType?: string, nowMs
   ];
   for (const candidate of candidates) {
     const instrument = candidate();
-    if (instrument && (wanted === undefined || wanted === instrument.symbolType)) return instrument;
+    if (instrument && (wanted === undefined || wanted === instrument.symbolType)) return shared(instrument);
   }
   return null;
 }
@@ -247,7 +268,7 @@ export function fromExchangeSymbol(input: ExchangeSymbolInput): Instrument | nul
   // futures contract trades on one exchange only, so a wrong one is refused.
   const exchange = input.securityExchange?.trim().toUpperCase();
   if (type === "FUT" && exchange && exchange !== "DEFAULT" && exchange !== instrument.exchange) return null;
-  return instrument;
+  return shared(instrument);
 }
 
 /** ServiceSymbol as the API answers it. */
