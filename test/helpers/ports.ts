@@ -26,7 +26,6 @@ const PORT_HIGH = 32_767;
  */
 const CLAIMS = join(tmpdir(), `strategy-hub-port-claims-${process.getuid?.() ?? "user"}`);
 const claimed: string[] = [];
-let releasing = false;
 
 /** Free ports on 127.0.0.1: distinct random ones below the outgoing range, each claimed, listened on and closed (tests and benchmarks). */
 export async function freePorts(count: number): Promise<number[]> {
@@ -47,8 +46,12 @@ function claim(port: number): boolean {
   for (let tries = 0; tries < 2; tries++) {
     try {
       writeFileSync(path, String(process.pid), { flag: "wx" });
-      claimed.push(path);
-      releaseAtExit();
+      // The first claim registers their release.
+      if (claimed.push(path) === 1) {
+        process.on("exit", () => {
+          for (const made of claimed) rmSync(made, { force: true });
+        });
+      }
       return true;
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") return true;
@@ -88,14 +91,6 @@ function claimantAlive(path: string): boolean {
     // EPERM: the process exists but is not ours to signal.
     return (error as NodeJS.ErrnoException).code === "EPERM";
   }
-}
-
-function releaseAtExit(): void {
-  if (releasing) return;
-  releasing = true;
-  process.on("exit", () => {
-    for (const path of claimed) rmSync(path, { force: true });
-  });
 }
 
 function freeNow(port: number): Promise<boolean> {

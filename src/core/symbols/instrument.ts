@@ -179,8 +179,7 @@ function contractYear(digits: string, nowMs: number | undefined): number | null 
 const SHARED_INSTRUMENTS_KEPT = 10_000;
 const sharedInstruments = new Map<string, Instrument>();
 
-function shared(instrument: Instrument | null): Instrument | null {
-  if (!instrument) return null;
+function shared(instrument: Instrument): Instrument {
   const key = `${instrument.symbolType}:${instrument.fullSymbol}`;
   const known = sharedInstruments.get(key);
   if (known) return known;
