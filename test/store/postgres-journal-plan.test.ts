@@ -3,7 +3,7 @@ import { after, before, describe, test } from "node:test";
 import { sql } from "kysely";
 import pg from "pg";
 import type { JournalBatch } from "../../src/store/journal/batch.js";
-import { SESSION_SETTINGS, SQL, writeValues } from "../../src/store/journal/postgres-journal-statements.js";
+import { fullWriteOf, SESSION_SETTINGS } from "../../src/store/journal/postgres-journal-statements.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
 import { BACKENDS, freshStorage, type TestStorage } from "../helpers/service.js";
 import { accountCommit, journalBatch, modelAccounts, restingOrder } from "../helpers/store-rows.js";
@@ -25,7 +25,8 @@ function scannedTables(node: PlanNode): string[] {
 }
 
 /**
- * The PostgreSQL journal's write finds every row it changes by key, whatever
+ * The PostgreSQL journal's write (its statement writing every table, of which
+ * each batch's statement is a part) finds every row it changes by key, whatever
  * the planner believes of the table: here 20,000 orders whose statistics were
  * never gathered (autovacuum is off for the table, as it would not have run
  * yet after a bulk load), and a batch that changes 500 of them.
@@ -40,10 +41,8 @@ describe("the PostgreSQL journal's write plan", { skip: !BACKENDS.includes("post
     await client.connect();
     try {
       if (settings) await client.query(settings);
-      const result = await client.query({
-        text: `explain (format json) ${SQL.write}`,
-        values: writeValues(batch, "plan-test"),
-      });
+      const write = fullWriteOf(batch, "plan-test");
+      const result = await client.query({ text: `explain (format json) ${write.text}`, values: write.values });
       const [{ Plan: plan }] = result.rows[0]["QUERY PLAN"] as [{ Plan: PlanNode }];
       return scannedTables(plan);
     } finally {
@@ -89,9 +88,10 @@ describe("the PostgreSQL journal's write plan", { skip: !BACKENDS.includes("post
     await client.connect();
     try {
       await client.query(SESSION_SETTINGS);
-      await client.query(`prepare journal_write as ${SQL.write}`);
+      const write = fullWriteOf(batch, "plan-test");
+      await client.query(`prepare journal_write as ${write.text}`);
       // A prepared statement's plan is explained by EXECUTE, whose arguments are literals.
-      const values = writeValues(batch, "plan-test").map((value) => client.escapeLiteral(literalOf(value)));
+      const values = write.values.map((value) => client.escapeLiteral(literalOf(value)));
       const result = await client.query(`explain (format json) execute journal_write(${values.join(", ")})`);
       const [{ Plan: plan }] = result.rows[0]["QUERY PLAN"] as [{ Plan: PlanNode }];
       assert.deepEqual(scannedTables(plan), []);

@@ -172,6 +172,15 @@ const GUARD = `locked as materialized (
 const GUARD_PARAMETERS = 5;
 const NOTHING_MOVED = "(select conflicts is null and consumer_conflicts is null from guard)";
 
+/** One table's part of the write: its column arrays unnested, and the statement that writes them. */
+interface TablePart {
+  readonly name: string;
+  readonly columns: readonly Column[];
+  /** The CTE's statement; `source` is the unnested rows as `u`, none unless the guard passed. */
+  readonly body: (source: string) => string;
+  readonly rows: (batch: JournalBatch) => readonly object[];
+}
+
 /**
  * The batch's writes as one statement: each table's rows are arrays unnested
  * in a data-modifying CTE of their own, behind the guard. A batch never holds
@@ -181,41 +190,47 @@ const NOTHING_MOVED = "(select conflicts is null and consumer_conflicts is null 
  * among them. The statement answers the guard's conflicts and sends the
  * notifications telling other processes which accounts moved, delivered when
  * the transaction commits.
+ *
+ * Only the tables the batch writes are in its statement, one statement per
+ * shape of batch (which tables it writes), each prepared once: a CTE writing
+ * nothing still opens its table and every index of it, and takes their locks
+ * (past the sixteen a session takes cheaply), at every batch.
  */
 class WriteStatement {
-  readonly #parts: string[] = [GUARD];
-  readonly #columns: (readonly Column[])[] = [];
-  #next = GUARD_PARAMETERS + 1;
+  readonly name: string;
+  readonly text: string;
 
-  /** A CTE over the rows of `columns`; `body(source)` is its statement, `source` the unnested rows as `u`, none unless the guard passed. */
-  table(name: string, columns: readonly Column[], body: (source: string) => string): this {
-    const params = columns.map(([, type]) => `$${this.#next++}::${type}[]`);
-    const names = columns.map(([column]) => `"${column}"`).join(", ");
-    const source = `(select * from unnest(${params.join(", ")}) as r(${names}) where ${NOTHING_MOVED}) as u`;
-    this.#parts.push(`${name} as (${body(source)})`);
-    this.#columns.push(columns);
-    return this;
-  }
-
-  /** The text, ending in the guard's answer and the notifications (channel and payload pieces are the last two parameters). */
-  text(): string {
-    const channel = this.#next;
-    return `with ${this.#parts.join(",\n")}
+  constructor(
+    shape: number,
+    readonly parts: readonly TablePart[],
+  ) {
+    this.name = `journal_write_${shape}`;
+    let next = GUARD_PARAMETERS + 1;
+    const ctes = parts.map(({ name, columns, body }) => {
+      const params = columns.map(([, type]) => `$${next++}::${type}[]`);
+      const names = columns.map(([column]) => `"${column}"`).join(", ");
+      const source = `(select * from unnest(${params.join(", ")}) as r(${names}) where ${NOTHING_MOVED}) as u`;
+      return `${name} as (${body(source)})`;
+    });
+    // The notifications: channel and payload pieces are the last two parameters.
+    this.text = `with ${[GUARD, ...ctes].join(",\n")}
 select conflicts, consumer_conflicts,
-  (select count(pg_notify($${channel}::text, current_schema() || piece)) from unnest($${channel + 1}::text[]) as piece
+  (select count(pg_notify($${next}::text, current_schema() || piece)) from unnest($${next + 1}::text[]) as piece
     where ${NOTHING_MOVED}) as notified
 from guard`;
   }
 
-  /** The parameters: the guard's, then each table's column arrays, in the order the tables were named. */
-  values(batch: JournalBatch, tables: readonly (readonly object[])[]): unknown[][] {
+  /** The parameters: the guard's, then each table's column arrays, then the notifications'. */
+  values(batch: JournalBatch, origin: string): unknown[] {
     return [
       batch.accounts.map((a) => a.id),
       batch.accounts.map((a) => a.expectedVersion),
       batch.consumers.map((c) => c.consumer),
       batch.consumers.map((c) => c.accountId),
       batch.consumers.map((c) => c.expected),
-      ...this.#columns.flatMap((columns, i) => arrays(tables[i] ?? [], columns)),
+      ...this.parts.flatMap(({ columns, rows }) => arrays(rows(batch), columns)),
+      ORDERS_CHANNEL,
+      notifications(batch, origin),
     ];
   }
 }
@@ -258,28 +273,38 @@ const CONSUMER_COLUMNS: readonly Column[] = [
   ["seq", "bigint"],
 ];
 
-const WRITE = new WriteStatement()
-  .table("oca", OCA_GROUP_COLUMNS, inserted("oca_groups", OCA_GROUP_COLUMNS))
-  .table("new_orders", ORDER_COLUMNS, inserted("orders", ORDER_COLUMNS))
-  .table("new_trades", TRADE_COLUMNS, inserted("trades", TRADE_COLUMNS))
-  .table("changed_orders", ORDER_CHANGES, updated("orders", ORDER_CHANGES))
-  .table("changed_trades", TRADE_CHANGES, updated("trades", TRADE_CHANGES))
-  .table("fills", FILL_COLUMNS, inserted("fills", FILL_COLUMNS))
-  .table(
+const part = (
+  name: string,
+  columns: readonly Column[],
+  body: TablePart["body"],
+  rows: TablePart["rows"],
+): TablePart => ({ name, columns, body, rows });
+
+/** Every table a batch may write, in the order of the statement's parameters. */
+const PARTS: readonly TablePart[] = [
+  part("oca", OCA_GROUP_COLUMNS, inserted("oca_groups", OCA_GROUP_COLUMNS), (b) => b.ocaGroups),
+  part("new_orders", ORDER_COLUMNS, inserted("orders", ORDER_COLUMNS), (b) => b.newOrders),
+  part("new_trades", TRADE_COLUMNS, inserted("trades", TRADE_COLUMNS), (b) => b.newTrades),
+  part("changed_orders", ORDER_CHANGES, updated("orders", ORDER_CHANGES), (b) => b.changedOrders),
+  part("changed_trades", TRADE_CHANGES, updated("trades", TRADE_CHANGES), (b) => b.changedTrades),
+  part("fills", FILL_COLUMNS, inserted("fills", FILL_COLUMNS), (b) => b.fills),
+  part(
     "closed_positions",
     CLOSED_POSITION_COLUMNS,
     (source) => `delete from positions p using ${source} where p.account_id = u.account_id and p.symbol = u.symbol`,
-  )
-  .table(
+    (b) => b.closedPositions,
+  ),
+  part(
     "open_positions",
     POSITION_COLUMNS,
     (source) => `${inserted("positions", POSITION_COLUMNS)(source)}
       on conflict (account_id, symbol) do update set ${POSITION_COLUMNS.slice(2)
         .map(([name]) => `${name} = excluded.${name}`)
         .join(", ")}`,
-  )
-  .table("events", EVENT_COLUMNS, inserted("order_events", EVENT_COLUMNS))
-  .table(
+    (b) => b.positions,
+  ),
+  part("events", EVENT_COLUMNS, inserted("order_events", EVENT_COLUMNS), (b) => b.events),
+  part(
     "strategies_traded",
     STRATEGY_COLUMNS,
     (source) => `update strategies s set trades_stocks = greatest(s.trades_stocks, u.trades_stocks),
@@ -288,8 +313,9 @@ const WRITE = new WriteStatement()
       trades_forex = greatest(s.trades_forex, u.trades_forex),
       desired_positions = case when u.sets_desired = 1 then u.desired_positions else s.desired_positions end
     from ${source} where s.id = u.id`,
-  )
-  .table(
+    (b) => b.strategies.map(strategyRow),
+  ),
+  part(
     "records",
     RECORD_COLUMNS,
     (source) => `insert into strategy_records as r (${names(RECORD_COLUMNS)}) select u.* from ${source}
@@ -300,36 +326,72 @@ const WRITE = new WriteStatement()
             : `${name} = r.${name} + excluded.${name}`,
         )
         .join(", ")}`,
-  )
-  .table("account_orders", ACCOUNT_ORDER_COLUMNS, inserted("account_orders", ACCOUNT_ORDER_COLUMNS))
-  .table(
+    (b) => b.recordTotals,
+  ),
+  part(
+    "account_orders",
+    ACCOUNT_ORDER_COLUMNS,
+    inserted("account_orders", ACCOUNT_ORDER_COLUMNS),
+    (b) => b.accountOrders,
+  ),
+  part(
     "copy_skips",
     COPY_SKIP_COLUMNS,
     (source) => `${inserted("copy_skips", COPY_SKIP_COLUMNS)(source)} on conflict do nothing`,
-  )
-  .table(
+    (b) => b.copySkips,
+  ),
+  part(
     "consumers",
     CONSUMER_COLUMNS,
     (source) => `insert into outbox_positions (consumer, account_id, seq) select u.* from ${source}
       on conflict (consumer, account_id) do update set seq = excluded.seq`,
-  )
-  .table(
+    (b) => b.consumers,
+  ),
+  part(
     "committed_keys",
     IDEMPOTENCY_KEY_COLUMNS,
     (source) => `update idempotency_keys k set state = 'committed' from ${source}
       where k.person_id = u.person_id and k.key = u.key and k.state = 'pending'`,
-  )
-  .table(
+    (b) => b.idempotencyKeys,
+  ),
+  part(
     "moved_accounts",
     ACCOUNT_COLUMNS,
     (source) => `update accounts a set version = a.version + 1, cash = u."cash", commissions_paid = u."commissionsPaid",
       plan_commissions = u."planCommissions", event_seq = u."eventSeq" from ${source} where a.id = u.id`,
-  );
+    (b) => b.accounts,
+  ),
+];
+/** The statements made so far, by shape: a bit per part, set when the batch writes that table. */
+const byShape = new Map<number, WriteStatement>();
 
-export const SQL = {
-  write: WRITE.text(),
-  reserve: "select nextval(pg_get_serial_sequence($1, 'id'))::bigint as id from generate_series(1, $2)",
-} as const;
+function statementOfShape(shape: number): WriteStatement {
+  let statement = byShape.get(shape);
+  if (!statement) {
+    statement = new WriteStatement(
+      shape,
+      PARTS.filter((_, i) => (shape & (1 << i)) !== 0),
+    );
+    byShape.set(shape, statement);
+  }
+  return statement;
+}
+
+/** The write of a batch: the statement of its shape (its name, prepared once per connection), and its parameters. */
+export function writeOf(batch: JournalBatch, origin: string): { name: string; text: string; values: unknown[] } {
+  let shape = 0;
+  for (const [i, { rows }] of PARTS.entries()) if (rows(batch).length > 0) shape |= 1 << i;
+  const statement = statementOfShape(shape);
+  return { name: statement.name, text: statement.text, values: statement.values(batch, origin) };
+}
+
+/** The write of every table, whatever the batch holds (its plan is the one the others' are parts of). */
+export function fullWriteOf(batch: JournalBatch, origin: string): { name: string; text: string; values: unknown[] } {
+  const statement = statementOfShape((1 << PARTS.length) - 1);
+  return { name: statement.name, text: statement.text, values: statement.values(batch, origin) };
+}
+
+export const RESERVE_SQL = "select nextval(pg_get_serial_sequence($1, 'id'))::bigint as id from generate_series(1, $2)";
 
 /**
  * The journal's connection never scans a table: every statement it sends
@@ -400,32 +462,6 @@ function notifications(batch: JournalBatch, origin: string): string[] {
   }
   if (piece !== "") pieces.push(`|${origin}|${piece}`);
   return pieces;
-}
-
-/** The write statement's parameters for the batch, ending in the notifications of the accounts it moves. */
-export function writeValues(batch: JournalBatch, origin: string): unknown[] {
-  return [
-    ...WRITE.values(batch, [
-      batch.ocaGroups,
-      batch.newOrders,
-      batch.newTrades,
-      batch.changedOrders,
-      batch.changedTrades,
-      batch.fills,
-      batch.closedPositions,
-      batch.positions,
-      batch.events,
-      batch.strategies.map(strategyRow),
-      batch.recordTotals,
-      batch.accountOrders,
-      batch.copySkips,
-      batch.consumers,
-      batch.idempotencyKeys,
-      batch.accounts,
-    ]),
-    ORDERS_CHANNEL,
-    notifications(batch, origin),
-  ];
 }
 
 /** A strategy's flags and portfolio as one row of the strategies' update. */

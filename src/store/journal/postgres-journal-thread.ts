@@ -3,7 +3,7 @@ import pg from "pg";
 import { readInt8AsNumber } from "../pg-types.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
 import type { JournalReply, JournalRequest } from "./journal-thread.js";
-import { firstPositionsText, SESSION_SETTINGS, SQL, writeValues } from "./postgres-journal-statements.js";
+import { firstPositionsText, RESERVE_SQL, SESSION_SETTINGS, writeOf } from "./postgres-journal-statements.js";
 
 /**
  * The PostgreSQL journal's own thread (postgres-journal.ts starts it): one
@@ -35,8 +35,6 @@ function connectionJournal(url: string, options: string | undefined, origin: str
     })();
     return connecting;
   };
-  const run = (db: pg.Client, name: keyof typeof SQL, values: unknown[]) =>
-    db.query({ name: `journal_${name}`, text: SQL[name], values });
 
   /**
    * One round trip, the write committing by itself, unless the batch starts a
@@ -45,7 +43,8 @@ function connectionJournal(url: string, options: string | undefined, origin: str
   async function commit(db: pg.Client, batch: JournalBatch): Promise<CommitOutcome> {
     const opening = firstPositionsText(batch);
     if (opening) await db.query(opening);
-    const result = await run(db, "write", writeValues(batch, origin));
+    // Named: each shape of write is prepared once on the connection.
+    const result = await db.query(writeOf(batch, origin));
     const guard = result.rows[0] as { conflicts: string[] | null; consumer_conflicts: string[] | null };
     const outcome: CommitOutcome =
       guard.conflicts || guard.consumer_conflicts
@@ -79,7 +78,9 @@ function connectionJournal(url: string, options: string | undefined, origin: str
         }
       }),
     async reserveIds(table: AllocatedTable, count: number): Promise<IdRanges> {
-      const result = await serially(async () => run(await connection(), "reserve", [table, count]));
+      const result = await serially(async () =>
+        (await connection()).query({ name: "journal_reserve", text: RESERVE_SQL, values: [table, count] }),
+      );
       const ids = result.rows.map((row: { id: number }) => Number(row.id)).sort((a, b) => a - b);
       const ranges: [number, number][] = [];
       for (const id of ids) {
