@@ -95,6 +95,12 @@ export interface CompareOptions {
    * route's durability costs, with nothing else the service does.
    */
   readonly durable?: boolean;
+  /**
+   * Other work measured in turn with the servers: run after their warm-ups
+   * (`warmUp`, for the warm-up's seconds) and after them in each round (for
+   * the round's seconds), so the machine's drift falls on it alike.
+   */
+  readonly alongside?: (seconds: number, warmUp: boolean) => Promise<void>;
 }
 
 const headersOf = (route: Route) => (route.method === "GET" ? AUTH : JSON_HEADERS);
@@ -356,8 +362,9 @@ export const rateOver = (run: Run, other: Run | null): number | null =>
  * Records the service's answer to the route's first request and starts the
  * bare server with that answer (and, with `options.durable`, the durable bare
  * server); warms up each, then measures them in turn for the settings'
- * rounds, and stops the bare servers. The bare servers' CPU time per request
- * is counted, and the service's when its pid is given.
+ * rounds (with `options.alongside` after them in each), and stops the bare
+ * servers. The bare servers' CPU time per request is counted, and the
+ * service's when its pid is given.
  */
 export async function compareWithBare(
   name: string,
@@ -386,6 +393,7 @@ export async function compareWithBare(
     for (const target of targets) {
       warmups.push(await measure(`${target.name} warm-up`, target.port, route, warmupSeconds, connections));
     }
+    await options.alongside?.(warmupSeconds, true);
     const roundSeconds = secondsPerRound(settings.seconds, rounds);
     const measured = targets.map((target) => ({ target, runs: [] as Run[], raws: [] as RawResult[] }));
     for (let round = 0; round < rounds; round++) {
@@ -394,6 +402,7 @@ export async function compareWithBare(
         runs.push(run);
         raws.push(raw);
       }
+      await options.alongside?.(roundSeconds, false);
     }
     const [service, bare, durable] = measured.map(({ target, runs, raws }) =>
       combinedRuns(runs, aggregateResult(raws, runOptions(target.port, route, roundSeconds, connections))),

@@ -7,7 +7,8 @@
  * On SQLite each NewStrategyOrder run is also measured on the bare server
  * made durable (bench/bare-store.ts), and the data directory's fdatasync time
  * is probed; on PostgreSQL the raw rate of one transaction per order over 8
- * connections (bench/raw-pg.ts) is measured before the service starts.
+ * connections (bench/raw-pg.ts) is measured before the service starts, and
+ * again in turn with each NewStrategyOrder run's rounds: the target's figure.
  */
 import type { ChildProcess } from "node:child_process";
 import { availableParallelism } from "node:os";
@@ -22,7 +23,7 @@ import {
   rateOver,
   secondsPerRound,
 } from "./comparison.js";
-import { type RawPgFigures, rawPgBaseline } from "./raw-pg.js";
+import { openRawPg, type RawPg, type RawPgFigures, type RawPgRound, rawPgBaseline, rawPgFigures } from "./raw-pg.js";
 import {
   ADMIN_KEY,
   apiCall,
@@ -88,6 +89,8 @@ export interface RouteFigures {
   readonly route: RouteName;
   readonly connections: number;
   readonly comparison: Comparison;
+  /** PostgreSQL's order runs: the raw rate measured in turn with the run's rounds (the target's figure). */
+  readonly rawPg: RawPgFigures | null;
   readonly target: string;
   readonly holds: boolean;
 }
@@ -96,11 +99,20 @@ export interface HttpBackendFigures {
   readonly storage: string;
   /** SQLite: fdatasync of a small append in the data directory, probed before the runs. */
   readonly fdatasync: SyncFigures | null;
-  /** PostgreSQL: one transaction per order over 8 connections, measured before the service started. */
+  /**
+   * PostgreSQL: one transaction per order over 8 connections, measured before
+   * the service started (each order run's own, in turn with it, is its route's).
+   */
   readonly rawPg: RawPgFigures | null;
   readonly routes: readonly RouteFigures[];
   /** What the order runs left behind, by connections: they must match what was placed. */
   readonly orderChecks: readonly OrderChecks[];
+}
+
+/** An order route's comparison, and on PostgreSQL the raw rate measured in turn with it. */
+interface RunsOf {
+  readonly comparison: Comparison;
+  readonly rawPg: RawPgFigures | null;
 }
 
 interface OrderChecks {
@@ -195,21 +207,31 @@ async function orderRuns(
   settings: RunSettings,
   dir: string,
   servicePid: number | undefined,
-): Promise<{ resting: Comparison; filling: Comparison; checks: OrderChecks }> {
+  raw: RawPg | null,
+): Promise<{ resting: RunsOf; filling: RunsOf; checks: OrderChecks }> {
   const at = `${backend}, ${settings.connections} connections`;
-  // On SQLite the bare server also stores each order durably, as the service's journal does.
-  const options = { durable: backend === "sqlite" };
-  const beside = backend === "sqlite" ? "the bare server, plain and durable" : "the bare server";
+  const beside =
+    backend === "sqlite"
+      ? "the bare server, plain and durable"
+      : `the bare server and the raw rate over ${RAW_PG_CONNECTIONS} connections`;
+  /** On SQLite the bare server also stores each order durably, as the service's journal does; on PostgreSQL the raw rate is measured in turn. */
+  const compared = async (name: string, route: Route): Promise<RunsOf> => {
+    const rounds: RawPgRound[] = [];
+    const comparison = await compareWithBare(name, gen, route, settings, dir, servicePid, {
+      durable: backend === "sqlite",
+      ...(raw
+        ? {
+            alongside: async (seconds: number, warmUp: boolean) => {
+              const round = await raw.round(seconds);
+              if (!warmUp) rounds.push(round);
+            },
+          }
+        : {}),
+    });
+    return { comparison, rawPg: raw ? rawPgFigures(raw.connections, rounds) : null };
+  };
   progress(`${at}: NewStrategyOrder resting, then beside ${beside}`);
-  const resting = await compareWithBare(
-    `${backend} resting ${settings.connections}`,
-    gen,
-    orderRoute(strategyIds, limitBuy),
-    settings,
-    dir,
-    servicePid,
-    options,
-  );
+  const resting = await compared(`${backend} resting ${settings.connections}`, orderRoute(strategyIds, limitBuy));
   const positionsAfterResting = await sharesHeld(gen, strategyIds);
   if (positionsAfterResting !== 0) throw new Error(`resting limit orders filled: ${positionsAfterResting} shares held`);
   // Market orders fill against a hand quote at the simulated prices, without a size (unlimited).
@@ -221,20 +243,12 @@ async function orderRuns(
     Last: toNumber(aapl.last),
   });
   progress(`${at}: NewStrategyOrder filling, then beside ${beside}`);
-  const filling = await compareWithBare(
-    `${backend} filling ${settings.connections}`,
-    gen,
-    orderRoute(strategyIds, marketBuy),
-    settings,
-    dir,
-    servicePid,
-    options,
-  );
+  const filling = await compared(`${backend} filling ${settings.connections}`, orderRoute(strategyIds, marketBuy));
   const sharesHeldAfterFilling = await sharesHeld(gen, strategyIds);
   // Requests cut off at the end of a run may still be served, so the service can hold a few more.
-  if (sharesHeldAfterFilling < filling.serviceAnswers) {
+  if (sharesHeldAfterFilling < filling.comparison.serviceAnswers) {
     throw new Error(
-      `market orders did not fill in the request: ${filling.serviceAnswers} placed, ${sharesHeldAfterFilling} held`,
+      `market orders did not fill in the request: ${filling.comparison.serviceAnswers} placed, ${sharesHeldAfterFilling} held`,
     );
   }
   return {
@@ -242,9 +256,9 @@ async function orderRuns(
     filling,
     checks: {
       connections: settings.connections,
-      restingOrdersPlaced: resting.serviceAnswers,
+      restingOrdersPlaced: resting.comparison.serviceAnswers,
       positionsAfterResting,
-      fillingOrdersPlaced: filling.serviceAnswers,
+      fillingOrdersPlaced: filling.comparison.serviceAnswers,
       sharesHeldAfterFilling,
     },
   };
@@ -284,11 +298,14 @@ export async function httpBench(
   const schema = `bench_orders_${process.pid}`;
   const dropSchema = backend === "postgres" ? await schemaOfOurOwn(pgUrl as string, schema, true) : null;
   let service: ChildProcess | undefined;
+  let raw: RawPg | null = null;
   try {
     let rawPg: RawPgFigures | null = null;
     if (backend === "postgres") {
       progress(`postgres: raw rate of one transaction per order over ${RAW_PG_CONNECTIONS} connections`);
       rawPg = await rawPgBaseline(pgUrl as string, schema, RAW_PG_CONNECTIONS, settings.seconds, WARMUP_SECONDS);
+      // The same again in turn with each order run: the target's figure.
+      raw = await openRawPg(pgUrl as string, schema, RAW_PG_CONNECTIONS);
     }
     const ports = await freePorts(4);
     const gen = ports[1] ?? 0;
@@ -315,10 +332,15 @@ export async function httpBench(
     }
 
     const routes: RouteFigures[] = [];
-    const note = (route: RouteName, connections: number, comparison: Comparison) => {
+    const note = (
+      route: RouteName,
+      connections: number,
+      comparison: Comparison,
+      rawInTurn: RawPgFigures | null = null,
+    ) => {
       if (exited(child)) throw new Error(`the service exited during the ${route} run`);
-      const { text, holds } = judged(targetOf(backend, route, connections), comparison, rawPg);
-      routes.push({ route, connections, comparison, target: text, holds });
+      const { text, holds } = judged(targetOf(backend, route, connections), comparison, rawInTurn);
+      routes.push({ route, connections, comparison, rawPg: rawInTurn, target: text, holds });
     };
     const at = (connections: number): RunSettings => ({
       seconds: settings.seconds,
@@ -341,9 +363,9 @@ export async function httpBench(
       // Fresh strategies for each pair of runs, so none pays for the orders another left.
       progress(`${backend}: creating ${ORDER_STRATEGIES} strategies`);
       const strategyIds = await createStrategies(gen, ORDER_STRATEGIES, `Bench ${connections}`);
-      const runs = await orderRuns(backend, gen, strategyIds, at(connections), dir, child.pid);
-      note("NewStrategyOrder resting", connections, runs.resting);
-      note("NewStrategyOrder filling", connections, runs.filling);
+      const runs = await orderRuns(backend, gen, strategyIds, at(connections), dir, child.pid, raw);
+      note("NewStrategyOrder resting", connections, runs.resting.comparison, runs.resting.rawPg);
+      note("NewStrategyOrder filling", connections, runs.filling.comparison, runs.filling.rawPg);
       orderChecks.push(runs.checks);
     }
 
@@ -370,6 +392,7 @@ export async function httpBench(
     throw error;
   } finally {
     if (service) await stopChild(service);
+    await raw?.close();
     await dropSchema?.();
   }
 }
@@ -472,6 +495,15 @@ export function printHttp(settings: HttpSettings, results: readonly [BackendName
       console.log(
         `   ${backend} raw: BEGIN; INSERT one order row; COMMIT over ${p.connections} connections for ${p.seconds} s: ` +
           `${p.transactionsPerSec} tx/s, p50 ${p.p50Ms} ms, p99 ${p.p99Ms} ms (before the service started)`,
+      );
+    }
+    for (const route of r.routes) {
+      const p = route.rawPg;
+      if (!p) continue;
+      console.log(
+        `   ${backend} raw, in turn with ${route.route} (${route.connections} connections), after the service and the ` +
+          `bare server in each round: ${p.transactionsPerSec} tx/s over ${p.seconds} s, p50 ${p.p50Ms} ms, ` +
+          `p99 ${p.p99Ms} ms (the target's figure)`,
       );
     }
     for (const c of r.orderChecks) {

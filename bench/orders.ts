@@ -11,7 +11,8 @@
  *    issue 10's target. SQLite's NewStrategyOrder again at
  *    10 connections, each of its runs beside the bare server made durable too
  *    (bench/bare-store.ts), and the data directory's fdatasync time; on
- *    PostgreSQL the raw rate of one transaction per order over 8 connections.
+ *    PostgreSQL the raw rate of one transaction per order over 8 connections,
+ *    before the service starts and in turn with each order run's rounds.
  *    Every answer must be 200.
  * 2. The fill loop alone, in process: 100,000 resting buy orders (limits and
  *    stops) of 1,000 strategies on 1,000 symbols; the index rebuild at start,
