@@ -220,15 +220,15 @@ select conflicts, consumer_conflicts,
 from guard`;
   }
 
-  /** The parameters: the guard's, then each table's column arrays, then the notifications'. */
-  values(batch: JournalBatch, origin: string): unknown[] {
+  /** The parameters: the guard's, then each part's column arrays (`tables`: every part's rows), then the notifications'. */
+  values(batch: JournalBatch, origin: string, tables: ReadonlyMap<TablePart, readonly object[]>): unknown[] {
     return [
       batch.accounts.map((a) => a.id),
       batch.accounts.map((a) => a.expectedVersion),
       batch.consumers.map((c) => c.consumer),
       batch.consumers.map((c) => c.accountId),
       batch.consumers.map((c) => c.expected),
-      ...this.parts.flatMap(({ columns, rows }) => arrays(rows(batch), columns)),
+      ...this.parts.flatMap((part) => arrays(tables.get(part) ?? [], part.columns)),
       ORDERS_CHANNEL,
       notifications(batch, origin),
     ];
@@ -362,34 +362,39 @@ const PARTS: readonly TablePart[] = [
     (b) => b.accounts,
   ),
 ];
+
 /** The statements made so far, by shape: a bit per part, set when the batch writes that table. */
 const byShape = new Map<number, WriteStatement>();
 
-function statementOfShape(shape: number): WriteStatement {
-  let statement = byShape.get(shape);
+export interface Write {
+  /** The statement's name: prepared once per connection. */
+  readonly name: string;
+  readonly text: string;
+  readonly values: unknown[];
+}
+
+/** The batch's write with the statement of `shape` (null: the batch's own). */
+function writeWith(batch: JournalBatch, origin: string, shape: number | null): Write {
+  const tables = new Map(PARTS.map((part) => [part, part.rows(batch)]));
+  const bits =
+    shape ?? PARTS.reduce((mask, part, i) => ((tables.get(part)?.length ?? 0) > 0 ? mask | (1 << i) : mask), 0);
+  let statement = byShape.get(bits);
   if (!statement) {
     statement = new WriteStatement(
-      shape,
-      PARTS.filter((_, i) => (shape & (1 << i)) !== 0),
+      bits,
+      PARTS.filter((_, i) => (bits & (1 << i)) !== 0),
     );
-    byShape.set(shape, statement);
+    byShape.set(bits, statement);
   }
-  return statement;
+  return { name: statement.name, text: statement.text, values: statement.values(batch, origin, tables) };
 }
 
-/** The write of a batch: the statement of its shape (its name, prepared once per connection), and its parameters. */
-export function writeOf(batch: JournalBatch, origin: string): { name: string; text: string; values: unknown[] } {
-  let shape = 0;
-  for (const [i, { rows }] of PARTS.entries()) if (rows(batch).length > 0) shape |= 1 << i;
-  const statement = statementOfShape(shape);
-  return { name: statement.name, text: statement.text, values: statement.values(batch, origin) };
-}
+/** The write of a batch: the statement of its shape, writing only the tables it writes, and its parameters. */
+export const writeOf = (batch: JournalBatch, origin: string): Write => writeWith(batch, origin, null);
 
-/** The write of every table, whatever the batch holds (its plan is the one the others' are parts of). */
-export function fullWriteOf(batch: JournalBatch, origin: string): { name: string; text: string; values: unknown[] } {
-  const statement = statementOfShape((1 << PARTS.length) - 1);
-  return { name: statement.name, text: statement.text, values: statement.values(batch, origin) };
-}
+/** The write of every table, whatever the batch holds (its plan is the one each shape's is a part of). */
+export const fullWriteOf = (batch: JournalBatch, origin: string): Write =>
+  writeWith(batch, origin, (1 << PARTS.length) - 1);
 
 export const RESERVE_SQL = "select nextval(pg_get_serial_sequence($1, 'id'))::bigint as id from generate_series(1, $2)";
 
