@@ -101,6 +101,14 @@ export interface CompareOptions {
    * the round's seconds), so the machine's drift falls on it alike.
    */
   readonly alongside?: (seconds: number, warmUp: boolean) => Promise<void>;
+  /** How the bare server sends the recorded answer (startBare); "serialize" unless given. */
+  readonly send?: "serialize" | "bytes";
+  /**
+   * Run after each of the service's runs (its warm-up and every round), before
+   * the next server is measured: to let it finish what the load generator left
+   * in flight when its time was up.
+   */
+  readonly afterService?: () => Promise<void>;
 }
 
 const headersOf = (route: Route) => (route.method === "GET" ? AUTH : JSON_HEADERS);
@@ -385,13 +393,14 @@ export async function compareWithBare(
   try {
     for (const durable of options.durable ? [false, true] : [false]) {
       const bareName = `${durable ? "durable bare" : "bare"} ${name}`;
-      const bare = await startBare(bareName, route, answer, dir, "serialize", durable);
+      const bare = await startBare(bareName, route, answer, dir, options.send ?? "serialize", durable);
       bareServers.push(bare.child);
       targets.push({ name: bareName, port: bare.port, pid: bare.child.pid });
     }
     const warmups = [];
     for (const target of targets) {
       warmups.push(await measure(`${target.name} warm-up`, target.port, route, warmupSeconds, connections));
+      if (target === targets[0]) await options.afterService?.();
     }
     await options.alongside?.(warmupSeconds, true);
     const roundSeconds = secondsPerRound(settings.seconds, rounds);
@@ -401,6 +410,7 @@ export async function compareWithBare(
         const { run, raw } = await measureRound(target.name, target.port, route, roundSeconds, connections, target.pid);
         runs.push(run);
         raws.push(raw);
+        if (target === targets[0]) await options.afterService?.();
       }
       await options.alongside?.(roundSeconds, false);
     }

@@ -16,10 +16,12 @@
  * Every answer must be 200. Beside each, in the same run, a bare Fastify
  * server answers the same request with the bytes the service answered it
  * (read once before measuring: a bare GET of the details, the same bytes of
- * the daily equity), and the ratio of the two is printed with the issue's
+ * the daily equity), the two measured in turn over alternating rounds
+ * (bench/comparison.ts), and the ratio of the two is printed with the issue's
  * target (details ≥ 10% of bare, daily equity ≥ 50%).
  *
- * Env: BENCH_SECONDS (default 10) and BENCH_CONNECTIONS (default 10) per run;
+ * Env: BENCH_SECONDS (default 10) per server and operation, split over
+ * BENCH_ROUNDS (default 3) rounds, and BENCH_CONNECTIONS (default 10);
  * DATABASE_URL adds PostgreSQL (schema bench_records_<pid>, dropped at the
  * end, also on failure). Only 127.0.0.1 (and the DATABASE_URL server) is contacted.
  */
@@ -58,7 +60,7 @@ import { createPerson } from "../src/services/people.js";
 import { migrateToLatest } from "../src/store/migrate.js";
 import { openStorage, type Storage } from "../src/store/storage.js";
 import { transaction } from "../src/store/transaction.js";
-import { type Run as Measured, measure, type Route, recordAnswer, startBare } from "./comparison.js";
+import { compareWithBare, type Route, secondsPerRound } from "./comparison.js";
 import {
   ADMIN_KEY,
   apiCall,
@@ -132,8 +134,11 @@ const OPERATIONS = [
 ] as const;
 
 interface Settings {
+  /** Each server's measured time per operation, split over the rounds. */
   readonly seconds: number;
   readonly connections: number;
+  /** Rounds in which the service and the bare server are measured in turn. */
+  readonly rounds: number;
 }
 
 // ---------------------------------------------------------------------------
@@ -634,7 +639,7 @@ async function populate(storage: Storage, history: History): Promise<DataSet> {
 
 interface Run {
   readonly figures: Figures;
-  /** The bare server answering the same request with the same bytes, measured right after. */
+  /** The bare server answering the same request with the same bytes, measured in turn with the service. */
   readonly bare: Figures;
   /** Service req/s over bare req/s. */
   readonly ratio: number;
@@ -775,36 +780,28 @@ async function backendBench(
     for (const operation of OPERATIONS) {
       const path = operation.path(data.strategyId);
       const alone = await timedCalls(gen, path, SINGLE_CALLS);
-      progress(
-        `${backend}: ${operation.name} (${alone.ms.toFixed(0)} ms alone), warm-up ${WARMUP_SECONDS} s, then ${settings.seconds} s`,
-      );
+      progress(`${backend}: ${operation.name} (${alone.ms.toFixed(0)} ms alone), then beside the bare server`);
       const route: Route = { method: "GET", path: path.split("?")[0] as string, request: () => ({ path }) };
-      await measure(`${backend} ${operation.name} warm-up`, gen, route, WARMUP_SECONDS, settings.connections);
-      await drain(gen, path, alone.ms);
-      const result = await measure(`${backend} ${operation.name}`, gen, route, settings.seconds, settings.connections);
-      await drain(gen, path, alone.ms);
-      if (exited(child)) throw new Error(`the service exited during the ${operation.name} run`);
-      progress(`${backend}: bare ${operation.name}, warm-up ${WARMUP_SECONDS} s, then ${settings.seconds} s`);
       // The same bytes, sent as they are: the service keeps these answers serialized too.
-      const bare = await startBare(
-        `bare ${operation.name}`,
+      const comparison = await compareWithBare(
+        `${backend} ${operation.name}`,
+        gen,
         route,
-        await recordAnswer(operation.name, gen, route),
+        {
+          seconds: settings.seconds,
+          warmupSeconds: WARMUP_SECONDS,
+          connections: settings.connections,
+          rounds: settings.rounds,
+        },
         dir,
-        "bytes",
+        child.pid,
+        { send: "bytes", afterService: () => drain(gen, path, alone.ms) },
       );
-      let bareResult: Measured;
-      try {
-        await measure(`bare ${operation.name} warm-up`, bare.port, route, WARMUP_SECONDS, settings.connections);
-        bareResult = await measure(`bare ${operation.name}`, bare.port, route, settings.seconds, settings.connections);
-      } finally {
-        await stopChild(bare.child);
-      }
-      const [service, ceiling] = [result.figures, bareResult.figures];
+      if (exited(child)) throw new Error(`the service exited during the ${operation.name} run`);
       runs[operation.name] = {
-        figures: service,
-        bare: ceiling,
-        ratio: Number((service.requestsPerSec / ceiling.requestsPerSec).toFixed(3)),
+        figures: comparison.service.figures,
+        bare: comparison.bare.figures,
+        ratio: comparison.ratio ?? 0,
         bytes: alone.bytes,
         aloneMs: Number(alone.ms.toFixed(1)),
       };
@@ -838,12 +835,13 @@ function print(settings: Settings, history: History, results: readonly [BackendN
       `equity ${formatDecimal(history.cash)} at the end after ${formatDecimal(history.commissionsPaid)} of Default commissions`,
   );
   console.log(
-    `GET on GEN, ${settings.seconds} s per run after ${WARMUP_SECONDS} s of warm-up, ${settings.connections} connections, ` +
+    `GET on GEN, per server and operation ${settings.rounds} alternating rounds of ${secondsPerRound(settings.seconds, settings.rounds)} s ` +
+      `after ${WARMUP_SECONDS} s of warm-up, ${settings.connections} connections, ` +
       `pipelining 1; service at the default LOG_LEVEL (info), SANDBOX=1, MARKET_FEED=manual, clock at ${END_ISO}; every answer was 200`,
   );
   console.log(
     "   alone: the median of 5 requests one after the other; bytes: the body of one answer. Before each " +
-      "measured run and after it the service is let finish what autocannon left in flight",
+      "measured run and after each of its runs the service is let finish what autocannon left in flight",
   );
   console.log("");
   printTable(
@@ -898,7 +896,7 @@ function print(settings: Settings, history: History, results: readonly [BackendN
   console.log("");
   console.log(
     "   bare: fastify() with no logging, no auth and no storage, answering each request with the bytes the " +
-      "service answered it (read once before measuring), measured right after the service with the same settings",
+      "service answered it (read once before measuring), measured in turn with the service at the same settings",
   );
   console.log("");
   for (const [backend, r] of results) {
@@ -913,6 +911,7 @@ async function main(): Promise<void> {
   const settings: Settings = {
     seconds: positiveIntFromEnv("BENCH_SECONDS", 10),
     connections: positiveIntFromEnv("BENCH_CONNECTIONS", 10),
+    rounds: positiveIntFromEnv("BENCH_ROUNDS", 3),
   };
   const pgUrl = process.env.DATABASE_URL || undefined;
   const backends: BackendName[] = pgUrl ? ["sqlite", "postgres"] : ["sqlite"];
