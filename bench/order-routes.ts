@@ -214,7 +214,8 @@ async function orderRuns(
     backend === "sqlite"
       ? "the bare server, plain and durable"
       : `the bare server and the raw rate over ${RAW_PG_CONNECTIONS} connections`;
-  /** On SQLite the bare server also stores each order durably, as the service's journal does; on PostgreSQL the raw rate is measured in turn. */
+  // On SQLite the bare server also stores each order durably, as the service's journal does;
+  // on PostgreSQL the raw rate is measured in turn with each round.
   const compared = async (name: string, route: Route): Promise<RunsOf> => {
     const rounds: RawPgRound[] = [];
     const comparison = await compareWithBare(name, gen, route, settings, dir, servicePid, {
