@@ -141,8 +141,13 @@ export const max = (a: Decimal, b: Decimal): Decimal => (a >= b ? a : b);
 export const sign = (a: Decimal): -1 | 0 | 1 => compare(a, ZERO);
 export const isZero = (a: Decimal): boolean => a === 0n;
 
-/** a × b, rounded half-to-even to 8 places. */
-export const mul = (a: Decimal, b: Decimal): Decimal => as(divideRounded(a * b, SCALE));
+/**
+ * a × b, rounded half-to-even to 8 places. A factor of one (a stock's
+ * multiplier, a dollar amount's rate) gives the other back, exactly as the
+ * rounding would, without its half-dozen bigint operations.
+ */
+export const mul = (a: Decimal, b: Decimal): Decimal =>
+  b === ONE ? a : a === ONE ? b : as(divideRounded(a * b, SCALE));
 
 /** a × n for a whole number n: exact. */
 export const mulInteger = (a: Decimal, n: number | bigint): Decimal => as(a * BigInt(n));

@@ -391,8 +391,7 @@ export class FillLoop {
     }
     const symbols = new Set<string>(changes.positions.keys());
     for (const { row } of changes.trades.values()) symbols.add(row.symbol);
-    const watched =
-      symbols.size === 0 ? [] : watchedTradesOf(strategyId, state).filter((t) => symbols.has(t.fullSymbol));
+    const watched = symbols.size === 0 ? [] : watchedTradesOf(strategyId, state, symbols);
     this.index.apply(
       strategyId,
       changed,

@@ -30,9 +30,8 @@ export function parseMarketFeed(value: string | undefined): MarketFeed {
 
 /** What fills took from a symbol's current quote, by side. */
 interface Taken {
-  /** The quote taken from (the same object is the same quote), and its identity. */
+  /** The quote taken from: it, or one with the same prices, sizes and time, is the same quote. */
   readonly source: MarketQuote;
-  readonly quote: string;
   buy: Decimal;
   sell: Decimal;
 }
@@ -94,7 +93,7 @@ export class MarketData {
   take(quote: MarketQuote, side: Side, quantity: Decimal): void {
     let taken = this.#taken.get(quote.symbol);
     if (!taken || !takenFrom(taken, quote)) {
-      taken = { source: quote, quote: identity(quote), buy: ZERO, sell: ZERO };
+      taken = { source: quote, buy: ZERO, sell: ZERO };
       this.#taken.set(quote.symbol, taken);
     }
     taken[side] = add(taken[side], quantity);
@@ -135,11 +134,23 @@ export class MarketData {
   }
 }
 
-/** A quote's identity: a new quote (another price, size or time) offers its sizes afresh. */
-const identity = (quote: MarketQuote) => `${quote.bid}|${quote.ask}|${quote.bidSize}|${quote.askSize}|${quote.atMs}`;
-
-/** Whether what was taken was taken from this quote: the same object, or one with the same prices, sizes and time. */
-const takenFrom = (taken: Taken, quote: MarketQuote) => taken.source === quote || taken.quote === identity(quote);
+/**
+ * Whether what was taken was taken from this quote: the same object, or one
+ * with the same prices, sizes and time (a new quote offers its sizes afresh).
+ * Compared field by field: this runs for every open position each time an
+ * account's equity is marked.
+ */
+function takenFrom(taken: Taken, quote: MarketQuote): boolean {
+  const source = taken.source;
+  return (
+    source === quote ||
+    (source.atMs === quote.atMs &&
+      source.bid === quote.bid &&
+      source.ask === quote.ask &&
+      source.bidSize === quote.bidSize &&
+      source.askSize === quote.askSize)
+  );
+}
 
 function latestAtOrBefore(series: readonly MarketQuote[], atMs: number): MarketQuote | null {
   let low = 0;

@@ -77,16 +77,27 @@ export function nextDueOf(state: TradingState): number | null {
   return next;
 }
 
-/** The open trades of the state, each with the price beyond which it is worse off than ever. */
-export function watchedTradesOf(strategyId: number, state: TradingState): WatchedTrade[] {
+/**
+ * The open trades of the state (or of those symbols), each with the price
+ * beyond which it is worse off than ever.
+ */
+export function watchedTradesOf(strategyId: number, state: TradingState, symbols?: Iterable<string>): WatchedTrade[] {
   const watched: WatchedTrade[] = [];
-  for (const held of state.positions.values()) {
+  for (const held of symbols === undefined ? state.positions.values() : heldIn(state, symbols)) {
     const trade = state.trades.get(held.tradeKey);
     const threshold = trade?.excursion?.worstPrice ?? averagePrice(held.position);
     if (!trade || threshold === null) continue;
     watched.push({ strategyId, fullSymbol: held.instrument.fullSymbol, side: trade.side, threshold });
   }
   return watched;
+}
+
+/** The positions held in the symbols. */
+function* heldIn(state: TradingState, symbols: Iterable<string>) {
+  for (const symbol of symbols) {
+    const held = state.positions.get(symbol);
+    if (held) yield held;
+  }
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   fromInteger,
   isMultipleOf,
   mul,
+  ONE,
   parseDecimal,
   round,
   storedDecimal,
@@ -95,6 +96,18 @@ test("products and quotients round half to even", () => {
   assert.equal(formatDecimal(round(decimal("2.5"), 0)), "2");
   assert.equal(formatDecimal(round(decimal("0.12345678"), 8)), "0.12345678");
   for (const places of [-1, 9, 1.5, Number.NaN]) assert.throws(() => round(decimal("1"), places), RangeError);
+});
+
+test("a product with one is the other factor, either way round, as the rounding makes it", () => {
+  fc.assert(
+    fc.property(arbitraryDecimal, arbitraryDecimal, (a, b) => {
+      assert.equal(mul(a, ONE), a);
+      assert.equal(mul(ONE, a), a);
+      assert.equal(mul(a, b), mul(b, a));
+      // One built another way is the same value, and takes the same path.
+      assert.equal(mul(a, decimal("1.00")), a);
+    }),
+  );
 });
 
 test("multiplying then dividing by a whole number returns the value", () => {

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { ControllableClock } from "../../src/core/clock.js";
-import { decimal, formatDecimal } from "../../src/core/decimal.js";
+import { type Decimal, decimal, formatDecimal } from "../../src/core/decimal.js";
+import type { MarketQuote } from "../../src/core/market/quote.js";
 import { fromServiceSymbol, type Instrument } from "../../src/core/symbols/instrument.js";
 import { MarketData, parseMarketFeed } from "../../src/engine/market-data.js";
 
@@ -37,6 +38,39 @@ test("a hand quote takes a symbol over from the simulated feed for good", () => 
   clock.apply(clock.advancedBy(3600));
   assert.deepEqual(market.quote(aapl), hand, "the clock moves, the hand quote stays");
   assert.notEqual(market.quote(fromServiceSymbol("MSFT") as Instrument), null, "other symbols keep simulating");
+});
+
+test("fills take a quote's sizes once: the same quote made anew still lacks them, a new one offers its own", () => {
+  const market = new MarketData({ kind: "manual" }, clockAt(T0));
+  const quote: MarketQuote = {
+    symbol: "AAPL",
+    bid: decimal("10"),
+    ask: decimal("10.02"),
+    last: decimal("10.01"),
+    bidSize: decimal("300"),
+    askSize: decimal("500"),
+    atMs: T0,
+  };
+  market.take(quote, "buy", decimal("200"));
+  market.take(quote, "sell", decimal("300"));
+  const text = (size: Decimal | null) => (size === null ? null : formatDecimal(size));
+  const sizes = (seen: MarketQuote) => {
+    const left = market.available(seen);
+    return [text(left.bidSize), text(left.askSize)];
+  };
+  assert.deepEqual(sizes(quote), ["0", "300"]);
+  assert.deepEqual(sizes({ ...quote }), ["0", "300"], "the same prices, sizes and time are the same quote");
+  for (const [field, value] of [
+    ["bid", decimal("10.01")],
+    ["ask", decimal("10.01")],
+    ["bidSize", decimal("301")],
+    ["askSize", decimal("501")],
+  ] as const) {
+    const other = { ...quote, [field]: value };
+    assert.deepEqual(sizes(other), [text(other.bidSize), text(other.askSize)], `another ${field}`);
+  }
+  assert.deepEqual(sizes({ ...quote, atMs: T0 + 1 }), ["300", "500"], "a later quote offers its sizes afresh");
+  assert.deepEqual(sizes({ ...quote, askSize: null }), ["300", null], "so does one without a size");
 });
 
 test("the manual feed knows only hand quotes", () => {
