@@ -14,7 +14,9 @@
  *    PostgreSQL the raw rate of one transaction per order over 8 connections,
  *    before the service starts and in turn with each order run's rounds.
  *    Every answer must be 200.
- * 2. The fill loop alone, in process: 100,000 resting buy orders (limits and
+ * 2. The fill loop alone, in a process of its own on the node options of
+ *    `npm start` (the service's runtime settings: the fill loop runs inside the
+ *    service): 100,000 resting buy orders (limits and
  *    stops) of 1,000 strategies on 1,000 symbols; the index rebuild at start,
  *    then hand quotes fed one at a time: a quiet market that crosses no order,
  *    in rounds, each beside a bare index fed the same quotes
@@ -28,8 +30,10 @@
  * and bench_fill_loop_<pid>, dropped at the end, also on failure). Only
  * 127.0.0.1 (and the DATABASE_URL server) is contacted.
  */
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
+import { fileURLToPath } from "node:url";
 import pino from "pino";
 import { ControllableClock } from "../src/core/clock.js";
 import { decimal } from "../src/core/decimal.js";
@@ -61,7 +65,9 @@ import {
   printTable,
   progress,
   runBench,
+  runChild,
   schemaOfOurOwn,
+  startOptions,
   tempDir,
 } from "./support.js";
 
@@ -461,7 +467,7 @@ function printLoop(results: readonly [BackendName, LoopFigures][]): void {
   if (!first) return;
   console.log("");
   console.log(
-    `2. Fill loop in process: ${first.orders} resting buy orders (GTC, 1 share; limits 90.00-99.49, stops 100.51-110.00) ` +
+    `2. Fill loop in a process of its own on npm start's node options (${startOptions().join(" ")}): ${first.orders} resting buy orders (GTC, 1 share; limits 90.00-99.49, stops 100.51-110.00) ` +
       `of ${first.strategies} strategies on ${first.symbols} stock symbols; hand quotes set then worked one at a time`,
   );
   console.log(
@@ -532,6 +538,25 @@ function printLoop(results: readonly [BackendName, LoopFigures][]): void {
   );
 }
 
+/** Where the fill loop's process writes its figures. */
+const LOOP_FIGURES_ENV = "BENCH_LOOP_FIGURES";
+
+/**
+ * Runs part 2 in a child process on the node options `npm start` gives the
+ * service (read from package.json), since the fill loop runs inside the
+ * service: the young generation's size among them, which decides how often a
+ * fill's garbage is collected (docs/decisions.md, "The young generation's
+ * size"). The child runs this file with the same environment.
+ */
+async function fillLoopOnServiceOptions(): Promise<[BackendName, LoopFigures][]> {
+  const figuresPath = join(await tempDir("strategy-hub-bench-loop-"), "figures.json");
+  await runChild("the fill loop's process", [...startOptions(), "--import", "tsx", fileURLToPath(import.meta.url)], {
+    ...process.env,
+    [LOOP_FIGURES_ENV]: figuresPath,
+  });
+  return JSON.parse(await readFile(figuresPath, "utf8")) as [BackendName, LoopFigures][];
+}
+
 async function main(): Promise<void> {
   const settings: HttpSettings = {
     seconds: positiveIntFromEnv("BENCH_SECONDS", 10),
@@ -546,8 +571,15 @@ async function main(): Promise<void> {
   if (!["", "http", "loop"].includes(part)) throw new Error(`BENCH_PART must be http or loop, got ${part}`);
   const http: [BackendName, HttpBackendFigures][] = [];
   if (part !== "loop") for (const backend of backends) http.push([backend, await httpBench(backend, settings, pgUrl)]);
-  const loop: [BackendName, LoopFigures][] = [];
-  if (part !== "http") for (const backend of backends) loop.push([backend, await fillLoopBench(backend, pgUrl)]);
+  const figuresPath = process.env[LOOP_FIGURES_ENV];
+  if (figuresPath) {
+    // The fill loop's process: its figures go to the file the bench reads.
+    const loop: [BackendName, LoopFigures][] = [];
+    for (const backend of backends) loop.push([backend, await fillLoopBench(backend, pgUrl)]);
+    await writeFile(figuresPath, JSON.stringify(loop));
+    return;
+  }
+  const loop = part === "http" ? [] : await fillLoopOnServiceOptions();
 
   printHttp(settings, http);
   printLoop(loop);

@@ -103,6 +103,22 @@ function buildOnce(): void {
 }
 
 /**
+ * Runs a Node child in the repo that shares this process's stdout and stderr
+ * (its progress and figures print as they come), tracked for cleanup; resolves
+ * once it exits 0.
+ */
+export async function runChild(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "inherit", "inherit"] });
+  children.add(child);
+  try {
+    const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
+    if (code !== 0) throw new Error(`${name} exited with ${code ?? signal}`);
+  } finally {
+    children.delete(child);
+  }
+}
+
+/**
  * Starts the service as `npm start` runs it (compiled), on our ports and data dir, with
  * `extra` settings, at the default log level: an inherited LOG_LEVEL (or DEMO,
  * or storage settings) would change what is measured.
