@@ -569,16 +569,16 @@ async function main(): Promise<void> {
   // BENCH_PART=http or BENCH_PART=loop runs one part alone.
   const part = process.env.BENCH_PART ?? "";
   if (!["", "http", "loop"].includes(part)) throw new Error(`BENCH_PART must be http or loop, got ${part}`);
-  const http: [BackendName, HttpBackendFigures][] = [];
-  if (part !== "loop") for (const backend of backends) http.push([backend, await httpBench(backend, settings, pgUrl)]);
   const figuresPath = process.env[LOOP_FIGURES_ENV];
   if (figuresPath) {
-    // The fill loop's process: its figures go to the file the bench reads.
+    // The fill loop's process: part 2 alone, its figures to the file the bench reads.
     const loop: [BackendName, LoopFigures][] = [];
     for (const backend of backends) loop.push([backend, await fillLoopBench(backend, pgUrl)]);
     await writeFile(figuresPath, JSON.stringify(loop));
     return;
   }
+  const http: [BackendName, HttpBackendFigures][] = [];
+  if (part !== "loop") for (const backend of backends) http.push([backend, await httpBench(backend, settings, pgUrl)]);
   const loop = part === "http" ? [] : await fillLoopOnServiceOptions();
 
   printHttp(settings, http);
