@@ -80,14 +80,19 @@ export function onCleanup(name: string, run: () => Promise<void>): () => Promise
   };
 }
 
+/** Starts a Node child in the repo, its stdout and stderr to `output`, tracked for cleanup. */
+function spawnTracked(name: string, args: string[], env: NodeJS.ProcessEnv, output: number | "inherit"): ChildProcess {
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", output, output] });
+  children.add(child);
+  child.on("error", (error) => progress(`${name}: ${error.message}`));
+  return child;
+}
+
 /** Starts a Node child in the repo with stdout and stderr appended to `logPath`, and tracks it for cleanup. */
 export function startChild(name: string, args: string[], env: NodeJS.ProcessEnv, logPath: string): ChildProcess {
   const log = openSync(logPath, "a");
   try {
-    const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", log, log] });
-    children.add(child);
-    child.on("error", (error) => progress(`${name}: ${error.message}`));
-    return child;
+    return spawnTracked(name, args, env, log);
   } finally {
     closeSync(log); // the child holds its own copy of the descriptor
   }
@@ -108,8 +113,7 @@ function buildOnce(): void {
  * once it exits 0.
  */
 export async function runChild(name: string, args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, env, stdio: ["ignore", "inherit", "inherit"] });
-  children.add(child);
+  const child = spawnTracked(name, args, env, "inherit");
   try {
     const [code, signal] = (await once(child, "exit")) as [number | null, NodeJS.Signals | null];
     if (code !== 0) throw new Error(`${name} exited with ${code ?? signal}`);

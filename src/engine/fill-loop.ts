@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { MarketQuote } from "../core/market/quote.js";
+import { type MarketQuote, sameQuote } from "../core/market/quote.js";
 import { type AdverseExtreme, type Focus, mergeExtremes, type TradingState } from "../core/orders/execution.js";
 import { TERMINAL, WORKING } from "../core/orders/status.js";
 import { type Schedule, scheduleOf, sessionAt, type TradingSession } from "../core/sessions.js";
@@ -209,16 +209,7 @@ export class FillLoop {
     // The same quote again in the same session is no new liquidity, and orders placed since were
     // tried against it when placed; in a new session it is worked again (orders placed while the
     // market was closed wait for it).
-    if (
-      last &&
-      last.bid === quote.bid &&
-      last.ask === quote.ask &&
-      last.bidSize === quote.bidSize &&
-      last.askSize === quote.askSize &&
-      last.atMs === quote.atMs
-    ) {
-      return;
-    }
+    if (last && sameQuote(last, quote)) return;
     symbol.last = quote;
     symbol.lastSessionOpensAtMs = session.opensAtMs;
     this.#quotesWorked += 1;

@@ -2,7 +2,7 @@ import { ConfigError } from "../config-error.js";
 import type { Clock } from "../core/clock.js";
 import { add, type Decimal, max, sub, ZERO } from "../core/decimal.js";
 import type { Side } from "../core/fills.js";
-import type { MarketQuote } from "../core/market/quote.js";
+import { type MarketQuote, sameQuote } from "../core/market/quote.js";
 import { simulatedQuote, simulatedStep } from "../core/market/simulated.js";
 import type { Instrument } from "../core/symbols/instrument.js";
 import { readReplayFile } from "./replay-file.js";
@@ -84,7 +84,7 @@ export class MarketData {
   /** The quote with what fills have already taken from its sizes removed. */
   available(quote: MarketQuote): MarketQuote {
     const taken = this.#taken.get(quote.symbol);
-    if (!taken || !takenFrom(taken, quote)) return quote;
+    if (!taken || !sameQuote(taken.source, quote)) return quote;
     const left = (size: Decimal | null, used: Decimal) => (size === null ? null : max(sub(size, used), ZERO));
     return { ...quote, askSize: left(quote.askSize, taken.buy), bidSize: left(quote.bidSize, taken.sell) };
   }
@@ -92,7 +92,7 @@ export class MarketData {
   /** Records a fill against the quote (a buy takes from the ask size, a sell from the bid size); negative gives back. */
   take(quote: MarketQuote, side: Side, quantity: Decimal): void {
     let taken = this.#taken.get(quote.symbol);
-    if (!taken || !takenFrom(taken, quote)) {
+    if (!taken || !sameQuote(taken.source, quote)) {
       taken = { source: quote, buy: ZERO, sell: ZERO };
       this.#taken.set(quote.symbol, taken);
     }
@@ -132,24 +132,6 @@ export class MarketData {
     this.#simulated.set(instrument.fullSymbol, quote);
     return quote;
   }
-}
-
-/**
- * Whether what was taken was taken from this quote: the same object, or one
- * with the same prices, sizes and time (a new quote offers its sizes afresh).
- * Compared field by field: this runs for every open position each time an
- * account's equity is marked.
- */
-function takenFrom(taken: Taken, quote: MarketQuote): boolean {
-  const source = taken.source;
-  return (
-    source === quote ||
-    (source.atMs === quote.atMs &&
-      source.bid === quote.bid &&
-      source.ask === quote.ask &&
-      source.bidSize === quote.bidSize &&
-      source.askSize === quote.askSize)
-  );
 }
 
 function latestAtOrBefore(series: readonly MarketQuote[], atMs: number): MarketQuote | null {
