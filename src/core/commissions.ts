@@ -87,6 +87,13 @@ export function commissionsByPlan(
   return fees;
 }
 
+/** A fill that costs nothing under any plan (a contract settling at its expiry). */
+export function noCommissions(): Record<string, Decimal> {
+  const fees: Record<string, Decimal> = {};
+  for (const plan of COMMISSION_PLANS) fees[plan.name] = ZERO;
+  return fees;
+}
+
 /** Running totals plus one fill's commissions. */
 export function addCommissions(totals: PlanCommissions, fees: PlanCommissions): PlanCommissions {
   const sum: Record<string, Decimal> = { ...totals };

@@ -235,6 +235,16 @@ function nextSessionAfter(schedule: Schedule, atMs: number): TradingSession {
   throw new Error(`${schedule.name} has no session within two weeks of ${new Date(atMs).toISOString()}`);
 }
 
+/** The last session that closed at or before the instant (within two weeks), or null. */
+export function lastSessionBefore(schedule: Schedule, atMs: number): TradingSession | null {
+  const today = localDate(schedule.zone, atMs);
+  for (let k = 0; k < 15; k++) {
+    const session = sessionOn(schedule, addDays(today, -k));
+    if (session && session.closesAtMs <= atMs) return session;
+  }
+  return null;
+}
+
 /** The session open at the instant, or else the next one to open. */
 export function currentOrNextSession(schedule: Schedule, atMs: number): TradingSession {
   return sessionAt(schedule, atMs) ?? nextSessionAfter(schedule, atMs);

@@ -67,6 +67,9 @@ type SeenExtreme = { -readonly [K in keyof AdverseExtreme]: AdverseExtreme[K] };
 
 type WaitingWork = "all" | { readonly orders: number[]; readonly symbols: string[] };
 
+/** Whether instruments of the type expire (options and futures): their orders and positions are due then. */
+const expires = (symbolType: string) => symbolType === "option" || symbolType === "future";
+
 /** Something else that works orders against the market (the simulated broker): told what the loop is told. */
 export interface QuoteFollower {
   /** A new quote of an open market. */
@@ -351,14 +354,15 @@ export class FillLoop {
     }
     const changed: LiveOrder[] = [];
     const ended: number[] = [];
-    // The due time moves only with orders that expire or are parked. A new one can only bring it earlier; one
-    // that changed or ended may have held it, and then it is found again over the whole book (a pass over
-    // every order of the strategy for each DAY order placed made the default TIF cost more the more rested).
+    // The due time moves only with orders that expire or are parked, or are in contracts that expire, and with
+    // positions in such contracts. A new order can only bring it earlier; one that changed or ended, or a
+    // position, may have held it, and then it is found again over the whole book (a pass over every order of
+    // the strategy for each DAY order placed made the default TIF cost more the more rested).
     let timed = false;
     let dueAgain = false;
     let newDue: number | null = null;
     for (const [id, { row, isNew }] of changes.orders) {
-      if (row.expires_at !== null || row.parked_until !== null) {
+      if (row.expires_at !== null || row.parked_until !== null || expires(row.symbol_type)) {
         timed = true;
         if (isNew) newDue = earlier(newDue, dueTimeOf(state, id));
         else dueAgain = true;
@@ -379,6 +383,12 @@ export class FillLoop {
         stop: terms.stop,
         working: WORKING.has(order.state.status),
       });
+    }
+    for (const symbol of changes.positions.keys()) {
+      if ((this.#symbolState(symbol).instrument?.expiry ?? null) !== null) {
+        timed = true;
+        dueAgain = true;
+      }
     }
     const symbols = new Set<string>(changes.positions.keys());
     for (const { row } of changes.trades.values()) symbols.add(row.symbol);

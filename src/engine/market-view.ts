@@ -47,6 +47,7 @@ export function marketViewAt(market: MarketData, nowMs: number): TradingMarketVi
   };
   return {
     quote: quoteOf,
+    quoteAt: (instrument, atMs) => market.quoteAt(instrument, atMs),
     isOpen: (instrument) => sessionAt(scheduleOf(instrument), nowMs) !== null,
     usdRate(currency) {
       if (currency === "USD") return ONE;

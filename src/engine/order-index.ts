@@ -1,4 +1,5 @@
 import type { Decimal } from "../core/decimal.js";
+import { tradingEndOf } from "../core/orders/contract-expiry.js";
 import type { TradingState } from "../core/orders/execution.js";
 import { TERMINAL, WORKING } from "../core/orders/status.js";
 import { averagePrice } from "../core/positions.js";
@@ -62,18 +63,20 @@ export function strategyOrdersOf(strategyId: number, version: number, state: Tra
 export const earlier = (a: number | null, b: number | null): number | null =>
   a === null ? b : b === null ? a : Math.min(a, b);
 
-/** When a live order of the state expires or, held, is released (the earlier), or null. */
+/** When a live order of the state expires (DAY, or its contract) or, held, is released (the earliest), or null. */
 export function dueTimeOf(state: TradingState, orderId: number): number | null {
   const order = state.book.get(orderId);
   if (!order || TERMINAL.has(order.state.status)) return null;
-  const expires = state.expiresAtMs.get(orderId) ?? null;
+  const terms = state.terms.get(orderId);
+  const expires = earlier(state.expiresAtMs.get(orderId) ?? null, terms ? tradingEndOf(terms.instrument) : null);
   return order.state.status === "PendingNew" ? earlier(expires, order.parkedUntilMs) : expires;
 }
 
-/** The earliest time an order of the state expires or is released, or null. */
+/** The earliest time an order of the state expires or is released, or a position's contract expires; or null. */
 export function nextDueOf(state: TradingState): number | null {
   let next: number | null = null;
   for (const id of state.book.keys()) next = earlier(next, dueTimeOf(state, id));
+  for (const held of state.positions.values()) next = earlier(next, tradingEndOf(held.instrument));
   return next;
 }
 

@@ -7,6 +7,7 @@ import { SYNC_BLOCK_TEXT } from "../core/autotrade/sync-reasons.js";
 import { add, type Decimal, div, fromInteger, neg, storedDecimal, sub, ZERO } from "../core/decimal.js";
 import { refuse } from "../core/errors.js";
 import type { MarketView } from "../core/market/view.js";
+import { hasExpired } from "../core/orders/contract-expiry.js";
 import { currentOrNextSession, sessionAt, type TradingSession } from "../core/sessions.js";
 import type { Instrument } from "../core/symbols/instrument.js";
 import { OPEN_STATUSES } from "../engine/autotrade/followers.js";
@@ -250,6 +251,7 @@ function setupRowsOf(setup: SetupView, read: AccountRead, view: MarketView, nowM
       price: quote ? div(add(quote.bid, quote.ask), fromInteger(2)) : null,
       settings,
       excluded: position ? exclusionOf(position, sync) : null,
+      expired: hasExpired(instrument, nowMs),
     });
     rows.push({
       setup,

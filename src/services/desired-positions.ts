@@ -14,11 +14,13 @@ import {
 import { type ErrorEntry, Refusal } from "../core/errors.js";
 import type { Side } from "../core/fills.js";
 import { type BookEvent, cancel, submit } from "../core/orders/book.js";
+import { hasExpired } from "../core/orders/contract-expiry.js";
 import { type TradingState, withBook } from "../core/orders/execution.js";
 import { TERMINAL } from "../core/orders/status.js";
-import { hasExpired, type OrderTerms, SIGNAL_TYPES } from "../core/orders/terms.js";
+import { type OrderTerms, SIGNAL_TYPES, serviceMarketOrder } from "../core/orders/terms.js";
 import type { Instrument } from "../core/symbols/instrument.js";
 import { editable } from "../core/transient.js";
+import { serviceOrder } from "../engine/frame/journal-entry.js";
 import { instrumentOf } from "../store/trading-state.js";
 import { type OrderView, orderViews } from "./order-reads.js";
 import { checkBuyingPower } from "./orders.js";
@@ -53,24 +55,8 @@ export interface DesiredPositionsOutcome {
   readonly rejectedSignals: readonly RejectedOrder[];
 }
 
-const marketOrder = (
-  instrument: Instrument,
-  side: Side,
-  quantity: Decimal,
-  openClose: "open" | "close",
-): OrderTerms => ({
-  instrument,
-  type: "market",
-  side,
-  openClose,
-  tif: "gtc",
-  quantity,
-  limit: null,
-  stop: null,
-  profitTarget: null,
-  stopLoss: null,
-  signalType: SIGNAL_TYPES.desiredPositions,
-});
+const marketOrder = (instrument: Instrument, side: Side, quantity: Decimal, openClose: "open" | "close"): OrderTerms =>
+  serviceMarketOrder(instrument, side, quantity, openClose, SIGNAL_TYPES.desiredPositions);
 
 function checkDesired(positions: readonly DesiredPosition[], nowMs: number): void {
   const errors: ErrorEntry[] = [];
@@ -128,15 +114,7 @@ export async function setDesiredPositions(
     const created: number[] = [];
     const rejected: RejectedOrder[] = [];
     const add = (terms: OrderTerms, parentId: number | null): number => {
-      const id = op.newOrder({
-        terms,
-        cancelReplaceId: null,
-        parkedUntilMs: null,
-        doNotCreateOca: false,
-        doNotSyncToOpen: false,
-        localSignalId: null,
-        sentSymbol: wanted.get(terms.instrument.fullSymbol)?.sentSymbol ?? null,
-      });
+      const id = op.newOrder(serviceOrder(terms, wanted.get(terms.instrument.fullSymbol)?.sentSymbol ?? null));
       state = { ...state, terms: editable(state.terms).set(id, terms) };
       state = withBook(state, submit(state.book, { id, quantity: terms.quantity, parentId }, nowMs), events);
       created.push(id);

@@ -605,6 +605,130 @@ test("stampExpiries: held exits get no expiry until they work; other held childr
   assert.equal(iso(entered.state.expiresAtMs.get(3)), "2026-03-03T21:00:00.000Z");
 });
 
+/** AAPL calls and puts expiring Friday 2026-03-20, and the March E-mini, whose month ends Tuesday 2026-03-31. */
+const CALL_150 = at("AAPL260320C00150000");
+const PUT_150 = at("AAPL260320P00150000");
+const ES_MARCH = at("@ESH26");
+/** Midnight in New York after the options' expiry date: they can no longer trade. */
+const AFTER_EXPIRY = Date.parse("2026-03-21T04:00:00Z");
+
+/** A market whose history answers each symbol's quote at any instant, noting the instants asked. */
+function marketWithHistory(history: Readonly<Record<string, Quote>>, asked: string[] = []): MarketView {
+  return {
+    ...marketOf({}, { open: false }),
+    quoteAt: (instrument, atMs) => {
+      asked.push(`${instrument.fullSymbol} ${iso(atMs)}`);
+      return history[instrument.fullSymbol] ?? null;
+    },
+  };
+}
+
+/** An order maker as the frame gives one: ids from 100 up, with the terms each was made for. */
+function orderMaker() {
+  const made = new Map<number, OrderTerms>();
+  return { made, newOrder: (terms: OrderTerms) => made.set(100 + made.size, terms).size + 99 };
+}
+
+test("an expired option in the money settles at its value against the underlying's close, without commission", () => {
+  const before = stateOf([], { positions: [[CALL_150, "2", "10"]] });
+  const asked: string[] = [];
+  const { made, newOrder } = orderMaker();
+  const market = marketWithHistory({ AAPL: quote("159.90", "160.10") }, asked);
+  const result = advance(before, market, DEFAULT_PLAN, AFTER_EXPIRY, undefined, undefined, "all", newOrder);
+  assert.deepEqual(asked, ["AAPL 2026-03-20T19:59:59.999Z"], "the underlying as its expiry day's session closed");
+  assert.deepEqual(
+    [...made.values()].map((t) => [t.side, fmt(t.quantity), t.openClose, t.signalType]),
+    [["sell", "2", "close", SIGNAL_TYPES.settlement]],
+  );
+  assert.deepEqual(fillsOf(result), ["100:2@10"]);
+  const [fill] = result.fills;
+  assert.equal(fmt(fill?.commission ?? d("-1")), "0");
+  assert.deepEqual(fill?.planCommissions, { Default: ZERO, Institutional: ZERO, None: ZERO });
+  // 2 contracts × 100 × (10 − 5) realized; the sale brings 2 × 100 × 10 into cash.
+  assert.equal(fmt(fill?.realized ?? ZERO), "1000");
+  assert.equal(fmt(result.state.cash), "102000");
+  assert.equal(positionOf(result.state, CALL_150), "flat");
+  assert.equal(status(result.state, 100), "Filled");
+  assert.equal(result.state.notes.get(100), "Settled at expiry: in the money against AAPL at 160");
+  const trade = result.state.trades.get(1);
+  assert.equal(trade?.closedAtMs, AFTER_EXPIRY, "the trade closes");
+  assert.deepEqual(eventsOf(result), ["100 accepted", "100 fill"]);
+});
+
+test("an expired option out of the money settles at nothing: a short put keeps its premium", () => {
+  const before = stateOf([], { positions: [[PUT_150, "-3", "-12"]] });
+  const { newOrder } = orderMaker();
+  const market = marketWithHistory({ AAPL: quote("159.90", "160.10") });
+  const result = advance(before, market, NO_COMMISSION, AFTER_EXPIRY, undefined, undefined, "all", newOrder);
+  assert.deepEqual(fillsOf(result), ["100:3@0"]);
+  assert.equal(fmt(result.fills[0]?.realized ?? ZERO), "1200", "3 × 100 × the 4 received");
+  assert.equal(fmt(result.state.cash), "100000", "buying back at nothing costs nothing");
+  assert.equal(result.state.notes.get(100), "Expired worthless: out of the money against AAPL at 160");
+});
+
+test("an expired future settles at its own last price; its working orders expire with a note", () => {
+  const before = stateOf(
+    [
+      { id: 1, terms: { instrument: ES_MARCH, side: "sell", type: "limit", limit: d("5200"), quantity: d("1") } },
+      { id: 2, terms: { type: "limit", limit: d("90") } },
+    ],
+    { positions: [[ES_MARCH, "1", "5000"]] },
+  );
+  const asked: string[] = [];
+  const { newOrder } = orderMaker();
+  const market = marketWithHistory({ "@ESH26": quote("5099.75", "5100.25") }, asked);
+  const endOfMonth = Date.parse("2026-04-01T04:00:00Z");
+  const result = advance(before, market, DEFAULT_PLAN, endOfMonth, undefined, undefined, "all", newOrder);
+  assert.deepEqual(asked, ["@ESH26 2026-03-31T20:59:59.999Z"], "the contract as Globex closed on its last day");
+  assert.deepEqual(statuses(result.state, 1, 2), ["Expired", "Working"], "the stock order is left alone");
+  assert.equal(result.state.notes.get(1), "Expired: its contract expired");
+  assert.deepEqual(fillsOf(result), ["100:1@5100"]);
+  // Futures are margined: closing realizes (5100 − 5000) × 50 into cash.
+  assert.equal(fmt(result.state.cash), "105000");
+  assert.equal(result.state.notes.get(100), "Settled at expiry at the contract's last price");
+});
+
+test("without any last price an expired contract settles at its average price; no dollar rate, not yet", () => {
+  const before = stateOf([], { positions: [[CALL_150, "1", "5"]] });
+  const { newOrder } = orderMaker();
+  const atCost = advance(before, marketOf({}), DEFAULT_PLAN, AFTER_EXPIRY, undefined, undefined, "all", newOrder);
+  assert.deepEqual(fillsOf(atCost), ["100:1@5"]);
+  assert.equal(fmt(atCost.fills[0]?.realized ?? d("-1")), "0");
+  assert.equal(atCost.state.notes.get(100), "Settled at expiry at the average price: no last price was known");
+  const noRate = advance(
+    before,
+    marketOf({}, { rates: { USD: null } }),
+    DEFAULT_PLAN,
+    AFTER_EXPIRY,
+    undefined,
+    undefined,
+    "all",
+    orderMaker().newOrder,
+  );
+  assert.deepEqual(fillsOf(noRate), []);
+  assert.equal(positionOf(noRate.state, CALL_150), "1 cost 5");
+});
+
+test("contracts are settled only once expired, and only when every order is looked at and orders can be made", () => {
+  const before = stateOf([{ id: 1, terms: { instrument: CALL_150, type: "limit", limit: d("1") } }], {
+    positions: [[CALL_150, "1", "5"]],
+  });
+  const market = marketOf({}, { open: false });
+  const expiryEvening = Date.parse("2026-03-21T03:59:59Z");
+  const { made, newOrder } = orderMaker();
+  const early = advance(before, market, DEFAULT_PLAN, expiryEvening, undefined, undefined, "all", newOrder);
+  assert.deepEqual([statuses(early.state, 1), fillsOf(early), made.size], [["Working"], [], 0]);
+  const focused = advance(before, market, DEFAULT_PLAN, AFTER_EXPIRY, undefined, undefined, {
+    orders: [1],
+    symbols: [],
+  });
+  assert.deepEqual([statuses(focused.state, 1), fillsOf(focused)], [["Working"], []]);
+  const withoutMaker = advance(before, market, DEFAULT_PLAN, AFTER_EXPIRY);
+  assert.deepEqual([statuses(withoutMaker.state, 1), fillsOf(withoutMaker)], [["Working"], []]);
+  const settled = advance(before, market, DEFAULT_PLAN, AFTER_EXPIRY, undefined, undefined, "all", newOrder);
+  assert.deepEqual([statuses(settled.state, 1), fillsOf(settled)], [["Expired"], ["100:1@5"]]);
+});
+
 test("random orders against random quotes: fills stay within the orders, position and cash add up", () => {
   const cents = (n: number) => d((n / 100).toFixed(2));
   const orderArb = fc.record({

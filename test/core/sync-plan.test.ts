@@ -19,6 +19,7 @@ const input = (over: Partial<SyncInput> = {}): SyncInput => ({
   price: d("200"),
   settings: ALL_ON,
   excluded: null,
+  expired: false,
   ...over,
 });
 
@@ -79,6 +80,17 @@ test("positions not to be joined, working market orders and unknown values leave
   assert.equal(syncPlan(input({ accountValue: null })).blocked, "no_account_value");
   const dollars = { ...ALL_ON, stocks: { ...ALL_ON.stocks, maxDollars: 1000 } };
   assert.equal(syncPlan(input({ settings: dollars, price: null })).blocked, "no_price");
+});
+
+test("nothing is traded in an expired contract, whatever either side holds: the broker settles it", () => {
+  for (const [strategyQuantity, held] of [
+    [ZERO, d("5")],
+    [d("100"), ZERO],
+    [d("100"), d("-5")],
+  ] as const) {
+    const plan = syncPlan(input({ symbolType: "option", strategyQuantity, held, expired: true }));
+    assert.deepEqual([plan.legs, plan.blocked, plan.target, plan.inSync], [[], "expired", null, false]);
+  }
 });
 
 /** The reference: the scaled position by plain rational arithmetic on integers, the setup's rules spelled out. */
@@ -148,6 +160,7 @@ test("the target and legs agree with the reference for any positions, values and
         price: null,
         settings: settingsOf(c),
         excluded: null,
+        expired: false,
       });
       const expected = fromInteger(referenceTarget(c));
       assert.equal(formatDecimal(plan.target ?? d("-999999")), formatDecimal(expected));

@@ -6,7 +6,6 @@ import {
   checkOrder,
   entryPriceOf,
   exitTermsOf,
-  hasExpired,
   type OrderRequest,
   type OrderTerms,
   SIGNAL_TYPES,
@@ -265,26 +264,6 @@ test("without an entry price (a market order with no quote) the profit target an
   assert.deepEqual(errors(check({ side: "sell", profitTarget: "110", stopLoss: "90" })), both);
   const failed = check({ side: "sell", profitTarget: "110", stopLoss: "90" });
   assert.ok(!failed.ok && /below its stop loss/.test(failed.errors[0]?.message ?? ""));
-});
-
-test("options trade through their expiry date in New York, futures through their contract month", () => {
-  const option = at("AAPL260320C00150000");
-  assert.equal(option.expiry, "2026-03-20");
-  assert.equal(hasExpired(option, Date.parse("2026-03-20T15:00:00Z")), false, "expiry day");
-  assert.equal(
-    hasExpired(option, Date.parse("2026-03-21T02:00:00Z")),
-    false,
-    "already the 21st in UTC, still the 20th (22:00 EDT) in New York",
-  );
-  assert.equal(hasExpired(option, Date.parse("2026-03-21T03:59:59Z")), false);
-  assert.equal(hasExpired(option, Date.parse("2026-03-21T04:00:00Z")), true, "midnight in New York");
-  const future = at("@ESH26");
-  assert.equal(future.expiry, "2026-03");
-  assert.equal(hasExpired(future, Date.parse("2026-03-31T20:00:00Z")), false);
-  assert.equal(hasExpired(future, Date.parse("2026-04-01T03:59:59Z")), false, "March 31 23:59 in New York");
-  assert.equal(hasExpired(future, Date.parse("2026-04-01T04:00:00Z")), true);
-  assert.equal(hasExpired(AAPL, Date.parse("2099-01-01T00:00:00Z")), false, "stocks never expire");
-  assert.equal(hasExpired(EURUSD, Date.parse("2099-01-01T00:00:00Z")), false);
 });
 
 test("an expired option or future is refused as an invalid symbol", () => {

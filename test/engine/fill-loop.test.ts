@@ -33,6 +33,21 @@ async function trading(
   }
 }
 
+/**
+ * The strategy's due time as the fill loop's index keeps it, once the frame has committed, checked against
+ * the one a pass over its book and positions finds.
+ */
+const dueTimes =
+  (service: TestService, strategyId: number) =>
+  async (step: string): Promise<number | null | undefined> => {
+    const { frame } = service.app.runtime;
+    const { index } = service.app.fillLoop;
+    await frame.drain();
+    const state = (await frame.workingAccount(strategyId)).state;
+    assert.equal(index.dueOf(strategyId), nextDueOf(state), step);
+    return index.dueOf(strategyId);
+  };
+
 for (const backend of BACKENDS) {
   describe(`the fill loop (${backend})`, () => {
     test("quotes that come while an account loads add to one waiting work: the order fills once", async () => {
@@ -78,14 +93,7 @@ for (const backend of BACKENDS) {
 
     test("the strategy's due time kept as orders come and go is the one a pass over its book finds", async () => {
       await trading(backend, async (service, key, strategyId) => {
-        const { frame } = service.app.runtime;
-        const { index } = service.app.fillLoop;
-        const agrees = async (step: string) => {
-          await frame.drain();
-          const state = (await frame.workingAccount(strategyId)).state;
-          assert.equal(index.dueOf(strategyId), nextDueOf(state), step);
-          return index.dueOf(strategyId);
-        };
+        const agrees = dueTimes(service, strategyId);
         // DAY orders (TIF 0, the default) expire at the session's close: each new one keeps that time.
         const day = (extra: Record<string, unknown> = {}) =>
           placed(
@@ -112,9 +120,34 @@ for (const backend of BACKENDS) {
         assert.equal(await agrees("GTC and filled orders"), atClose);
         // Past the close the DAY order expires, and nothing is due any more.
         await advanceClock(service, 7 * 3600);
-        await frame.drain();
         assert.equal((await signal(service, key, second.SignalId)).OrderStatus, "C");
         assert.equal(await agrees("after the close"), null);
+      });
+    });
+
+    test("orders and positions in options and futures are due when their contract expires", async () => {
+      await trading(backend, async (service, key, strategyId) => {
+        const due = dueTimes(service, strategyId);
+        const agrees = async (step: string) => {
+          const at = await due(step);
+          return at === null || at === undefined ? null : new Date(at).toISOString();
+        };
+        const june = "@ESM26";
+        const march = "AAPL260320C00150000";
+        await setQuote(service, june, 5000, 5000.25);
+        await setQuote(service, march, 5, 5.1);
+        const resting = await placed(
+          service,
+          key,
+          stockOrder(strategyId, june, "buy", 1, { OrderType: "2", Limit: 4000 }),
+        );
+        assert.equal(await agrees("a GTC order in June's contract"), "2026-07-01T04:00:00.000Z");
+        await placed(service, key, stockOrder(strategyId, march, "buy", 1));
+        assert.equal(await agrees("a position in March's option"), "2026-03-21T04:00:00.000Z");
+        await placed(service, key, stockOrder(strategyId, march, "sell", 1));
+        assert.equal(await agrees("the option closed"), "2026-07-01T04:00:00.000Z");
+        assert.equal((await cancelOrder(service, key, strategyId, resting.SignalId)).status, 200);
+        assert.equal(await agrees("nothing left that expires"), null);
       });
     });
   });

@@ -284,6 +284,45 @@ for (const backend of BACKENDS) {
       await service.call("GEN", "POST", "/Sandbox/SetClock", { body: { Now: MARKET_OPEN } });
     });
 
+    test("an expired contract's orders expire and its positions settle as the broker reports; orders in it are refused", async () => {
+      const account = await newAccount();
+      const call = "AAPL260320C00150000";
+      const put = "AAPL260320P00150000";
+      await setQuote(service, call, 5, 5.1);
+      await setQuote(service, put, 2, 2.1);
+      await broker.place(order(account, { symbol: call, symbolType: "option", quantity: decimal("2") }));
+      await broker.place(order(account, { symbol: put, symbolType: "option", side: "sell", quantity: decimal("1") }));
+      const resting = order(account, {
+        symbol: call,
+        symbolType: "option",
+        side: "sell",
+        orderType: "limit",
+        limit: decimal("50"),
+        quantity: decimal("2"),
+      });
+      await broker.place(resting);
+      await broker.drain();
+      assert.deepEqual([await positionOf(account, call), await positionOf(account, put)], ["2", "-1"]);
+      // AAPL at 160 when its options expire: the call is worth 10, the put nothing.
+      await setQuote(service, "AAPL", 159.9, 160.1);
+      await service.call("GEN", "POST", "/Sandbox/SetClock", { body: { Now: "2026-03-21T04:00:00Z" } });
+      await broker.drain();
+      assert.deepEqual(
+        reportsOf(resting.idempotencyKey).map((r) => r.kind),
+        ["acknowledged", "expired"],
+      );
+      assert.deepEqual(reports.filter((r) => r.kind === "contractSettled" && r.account === account).map(plain), [
+        { account, kind: "contractSettled", symbol: call, quantity: "2", price: "10" },
+        { account, kind: "contractSettled", symbol: put, quantity: "-1", price: "0" },
+      ]);
+      assert.deepEqual([await positionOf(account, call), await positionOf(account, put)], [null, null]);
+      // 100000 − 2 × 5.10 × 100 + 1 × 2 × 100, and the call's settlement brings 2 × 10 × 100.
+      assert.equal(text((await broker.accountValue({ brokerId: 1, account })).cash), "101180");
+      const late = await broker.place(order(account, { symbol: call, symbolType: "option" }));
+      assert.deepEqual(late, { ok: false, reason: `${call} has expired` });
+      await service.call("GEN", "POST", "/Sandbox/SetClock", { body: { Now: MARKET_OPEN } });
+    });
+
     describe("faults", () => {
       test("reject: the next N orders are refused with the reason, then orders are taken again", async () => {
         const account = await newAccount();

@@ -346,6 +346,47 @@ for (const backend of BACKENDS) {
       assert.match(setup.sync_disabled_reason ?? "", /did not send/);
     });
 
+    test("an option held at expiry: the strategy's settlement is not copied, the broker settles the follower's own", async () => {
+      const { strategyId, account } = await following({ EnableOptions: true });
+      const call = "AAPL260320C00150000";
+      await setQuote(service, call, 5, 5.1);
+      await placed(service, p.keys.personA, stockOrder(strategyId, call, "buy", 4));
+      await settle();
+      assert.equal(await heldBy(account, call), "2");
+      // AAPL at 160 as the option expires; midnight in New York after its expiry date, every model and broker
+      // account is settled.
+      await setQuote(service, "AAPL", 159.9, 160.1);
+      try {
+        await service.call("GEN", "POST", "/Sandbox/SetClock", {
+          key: ADMIN_KEY,
+          body: { Now: "2026-03-21T04:00:00Z" },
+        });
+        await settle();
+        assert.deepEqual(
+          (await ordersOf(account)).map((o) => `${o.side} ${o.quantity} ${o.status} ${o.purpose}`),
+          ["buy 2 Filled copy"],
+          "the settlement order of the strategy made no order in the account",
+        );
+        const skips = await service.storage.db
+          .selectFrom("copy_skips")
+          .select("reason")
+          .where("strategy_id", "=", strategyId)
+          .execute();
+        assert.deepEqual(skips, []);
+        assert.equal(await atBroker(account, call), "0");
+        assert.equal(await heldBy(account, call), "0", "the broker's settlement reached the account's holdings");
+        const setup = await service.storage.db
+          .selectFrom("autotrade_setups")
+          .select(["is_sync_enabled", "is_autotrade_enabled"])
+          .where("strategy_id", "=", strategyId)
+          .executeTakeFirstOrThrow();
+        assert.deepEqual(setup, { is_sync_enabled: 1, is_autotrade_enabled: 1 }, "a settlement is no outside trade");
+      } finally {
+        await service.call("GEN", "POST", "/Sandbox/SetClock", { key: ADMIN_KEY, body: { Now: MARKET_OPEN } });
+        await setQuote(service, "AAPL", 200, 200.1);
+      }
+    });
+
     // Two processes in one test process: SQLite's synchronous driver would have each connection wait on the other.
     test("two processes holding the same unsent copy send it to the broker once", {
       skip: backend === "sqlite",

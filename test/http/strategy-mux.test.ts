@@ -311,6 +311,35 @@ for (const backend of BACKENDS) {
       assert.equal(grand.Variants[0].InSync, true);
     });
 
+    test("an option held at expiry settles in the parent and in each variant on its own: nothing is mirrored", async () => {
+      const { parent, children } = await family("50");
+      const [half] = children as [number];
+      const call = "AAPL260320C00150000";
+      await setQuote(service, call, 5, 5.1);
+      await placed(service, p.keys.personA, stockOrder(parent, call, "buy", 4));
+      await settleMux();
+      await setQuote(service, "AAPL", 159.9, 160.1);
+      try {
+        await setClock(service, "2026-03-21T04:00:00Z");
+        await settleMux();
+        const settlements = async (strategyId: number) =>
+          (await ordersOf(strategyId))
+            .filter((o) => o.signal_type === 7)
+            .map((o) => `${o.side} ${o.quantity} ${o.status} ${o.local_signal_id}`);
+        assert.deepEqual(await settlements(parent), ["sell 4 Filled null"]);
+        assert.deepEqual(await settlements(half), ["sell 2 Filled null"], "the variant's own, not a mirror");
+        const mirrored = await service.storage.db
+          .selectFrom("mux_orders")
+          .select(["action", "status"])
+          .where("parent_strategy_id", "=", parent)
+          .execute();
+        assert.deepEqual(mirrored, [{ action: "place", status: "mirrored" }], "only the opening order");
+      } finally {
+        await setClock(service, MARKET_OPEN);
+        await setQuote(service, "AAPL", 200, 200.1);
+      }
+    });
+
     test("a legacy client may not take a mirror's signal id (mux:...) for its own signals", async () => {
       const { children } = await family("100");
       for (const field of ["signalid", "ocaid"]) {

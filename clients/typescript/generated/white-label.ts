@@ -2038,7 +2038,7 @@ export interface components {
             AvgFillPrice: number | null;
             /** Format: date-time */
             PostedDate: string;
-            /** @description 1 sent by the owner, 4 profit-target exit, 5 stop-loss exit, 6 made by SetDesiredPositions */
+            /** @description 1 sent by the owner, 4 profit-target exit, 5 stop-loss exit, 6 made by SetDesiredPositions, 7 the service's close of a position whose contract expired */
             SignalType: number;
             Info: string | null;
         };

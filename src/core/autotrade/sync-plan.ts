@@ -25,7 +25,9 @@ export type SyncBlock =
   /** Market orders of the setup are still working in the symbol: they are waited for. */
   | "orders_working"
   | "no_account_value"
-  | "no_price";
+  | "no_price"
+  /** The contract has expired: the broker settles it, no order may trade it. */
+  | "expired";
 
 export interface SyncInput {
   readonly symbolType: SymbolType;
@@ -43,6 +45,8 @@ export interface SyncInput {
   readonly settings: SetupSettings;
   /** Why the strategy's position is not to be joined, when it is not. */
   readonly excluded: "not_joined" | "do_not_sync" | null;
+  /** The contract has expired (src/core/orders/contract-expiry.ts). */
+  readonly expired: boolean;
 }
 
 export interface SyncLeg {
@@ -141,6 +145,8 @@ export function legsBetween(from: Decimal, to: Decimal): SyncLeg[] {
 }
 
 export function syncPlan(input: SyncInput): SyncPlan {
+  // What is left in an expired contract is the broker's to settle: nothing is traded, and the holding is not judged.
+  if (input.expired) return { target: null, inSync: false, legs: [], blocked: "expired" };
   const target = targetOf(input);
   if (typeof target === "string") return { target: null, inSync: false, legs: [], blocked: target };
   const inSync = compare(input.held, target) === 0;

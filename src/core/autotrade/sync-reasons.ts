@@ -37,4 +37,5 @@ export const SYNC_BLOCK_TEXT: Readonly<Record<SyncBlock, string>> = {
   orders_working: "market orders of the setup are still working in it",
   no_account_value: "the account's or the strategy's value is not known",
   no_price: "there is no price to value the stock position at against MaxStocksDollars",
+  expired: "the contract has expired: the broker settles what is left in it",
 };

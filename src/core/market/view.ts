@@ -8,4 +8,6 @@ export interface MarketView {
   isOpen(instrument: Instrument): boolean;
   /** Dollars per unit of the currency, or null when no quote gives the rate. */
   usdRate(currency: string): Decimal | null;
+  /** The quote as it stood at an earlier instant (an expired contract's settlement); absent where no history is kept. */
+  quoteAt?(instrument: Instrument, atMs: number): Quote | null;
 }

@@ -4,6 +4,7 @@ import {
   type CommissionPlan,
   commission,
   commissionsByPlan,
+  noCommissions,
   type PlanCommissions,
 } from "../commissions.js";
 import { abs, add, compare, type Decimal, isZero, max, min, mul, round, sub, ZERO } from "../decimal.js";
@@ -14,20 +15,32 @@ import { dayOrderExpiry, scheduleOf } from "../sessions.js";
 import type { Instrument } from "../symbols/instrument.js";
 import { addToTrade, adversePrice, observe, openTrade, reduceTrade, splitFee, type TradeRecord } from "../trades.js";
 import { editable } from "../transient.js";
-import { type Book, type BookEvent, type BookOrder, type BookResult, cancel, expire, fill, release } from "./book.js";
+import {
+  type Book,
+  type BookEvent,
+  type BookOrder,
+  type BookResult,
+  cancel,
+  expire,
+  fill,
+  release,
+  submit,
+} from "./book.js";
+import { hasExpired, modelSettlementOf } from "./contract-expiry.js";
 import { mayExpireBy } from "./expiry-times.js";
 import { childrenOf } from "./indexed-book.js";
 import { ordersInSymbol } from "./indexed-terms.js";
 import { leavesQuantity } from "./order.js";
 import { TERMINAL, WORKING } from "./status.js";
-import { closingSide, isExitSignal, type OrderTerms } from "./terms.js";
+import { closingSide, isExitSignal, type OrderTerms, SIGNAL_TYPES, serviceMarketOrder } from "./terms.js";
 
 /**
  * A strategy's trading state and the one step that moves it forward in time:
- * expire DAY orders whose session has closed, release held orders whose time
- * or parent has come, and fill working orders against the market, applying
- * each fill to the position and the model account's cash. Pure: the market is
- * passed in, and the result says what changed so it can be saved.
+ * expire DAY orders whose session has closed, settle what is left in expired
+ * contracts, release held orders whose time or parent has come, and fill
+ * working orders against the market, applying each fill to the position and
+ * the model account's cash. Pure: the market is passed in, and the result
+ * says what changed so it can be saved.
  */
 export type { MarketView };
 
@@ -210,7 +223,14 @@ function exitCover(book: Book, exit: BookOrder): Decimal | null {
  */
 export type Focus = "all" | { readonly orders: Iterable<number>; readonly symbols: Iterable<string> };
 
-/** Advances the strategy to `nowMs` against the market as it is now. */
+/** Makes an order the step needs (an expired contract's closing order) and answers its id. */
+export type NewOrderIds = (terms: OrderTerms) => number;
+
+/**
+ * Advances the strategy to `nowMs` against the market as it is now. Expired
+ * contracts are settled when every order is looked at (focus on all) and the
+ * caller can make orders (`newOrder`).
+ */
 export function advance(
   state: TradingState,
   market: MarketView,
@@ -219,6 +239,7 @@ export function advance(
   extremes: AdverseExtremes = new Map(),
   tradeKeys: TradeKeys = standInTradeKey,
   focus: Focus = "all",
+  newOrder?: NewOrderIds,
 ): Advanced {
   const events: BookEvent[] = [];
   const fills: FillRecord[] = [];
@@ -230,12 +251,16 @@ export function advance(
     extremes.size > 0 && state.positions.size > 0
       ? observeOpenTrades(state, market, nowMs, extremes, new Set(extremes.keys()))
       : state;
-  if (current.expiresAtMs.size > 0 && mayExpireBy(current.expiresAtMs, nowMs)) {
-    const due: number[] = [];
-    for (const [id, at] of current.expiresAtMs) if (at <= nowMs && isLive(current, id)) due.push(id);
-    if (due.length > 0) current = withBook(current, expire(current.book, due, nowMs), events);
-  }
   const all = focus === "all";
+  const due: number[] = [];
+  if (current.expiresAtMs.size > 0 && mayExpireBy(current.expiresAtMs, nowMs)) {
+    for (const [id, at] of current.expiresAtMs) if (at <= nowMs && isLive(current, id)) due.push(id);
+  }
+  const contractsEnded = all && newOrder ? ordersInExpiredContracts(current, nowMs) : [];
+  for (const id of contractsEnded) if (!due.includes(id)) due.push(id);
+  if (due.length > 0) current = withBook(current, expire(current.book, due, nowMs), events);
+  for (const id of contractsEnded) current = withNote(current, id, CONTRACT_EXPIRED);
+  if (all && newOrder) current = settleExpiredPositions(current, market, plan, nowMs, newOrder, fills, events);
   const focusOrders = new Set(all ? [] : focus.orders);
   const focusSymbols = new Set(all ? [] : focus.symbols);
   // Symbols whose position a fill changed: their closing orders are tried again.
@@ -327,6 +352,66 @@ export function advance(
   return { state: observeOpenTrades(current, market, nowMs, new Map(), watched), fills, events };
 }
 
+const CONTRACT_EXPIRED = "Expired: its contract expired";
+
+/** The live orders in contracts that have expired, oldest first. */
+function ordersInExpiredContracts(state: TradingState, nowMs: number): number[] {
+  const ended: number[] = [];
+  for (const order of state.book.values()) {
+    const terms = state.terms.get(order.id);
+    if (terms && !TERMINAL.has(order.state.status) && hasExpired(terms.instrument, nowMs)) ended.push(order.id);
+  }
+  return ended.sort((a, b) => a - b);
+}
+
+/**
+ * Closes each position in an expired contract at its settlement price
+ * (contract-expiry.ts) through an order of its own: a market order for the
+ * whole position (SignalType 7), filled at once without commission, its note
+ * saying how the price was reached.
+ */
+function settleExpiredPositions(
+  state: TradingState,
+  market: MarketView,
+  plan: CommissionPlan,
+  nowMs: number,
+  newOrder: NewOrderIds,
+  fills: FillRecord[],
+  events: BookEvent[],
+): TradingState {
+  let current = state;
+  for (const held of state.positions.values()) {
+    const { instrument, position } = held;
+    if (!hasExpired(instrument, nowMs)) continue;
+    const usdRate = market.usdRate(instrument.currency);
+    // Without a dollar rate nothing can be settled; the next catch-up tries again.
+    if (usdRate === null) continue;
+    const quantity = abs(position.quantity);
+    const side = closingSide(position.quantity) as Side;
+    const terms = serviceMarketOrder(instrument, side, quantity, "close", SIGNAL_TYPES.settlement);
+    const { price, note } = modelSettlementOf(instrument, position, market);
+    const id = newOrder(terms);
+    current = { ...current, terms: editable(current.terms).set(id, terms) };
+    current = withBook(current, submit(current.book, { id, quantity }, nowMs), events);
+    const filled = fill(current.book, id, quantity, price, `fill-${id}-0`, nowMs);
+    if (!filled.ok) throw new Error(`book operation refused: ${filled.reason}`);
+    events.push(...filled.events);
+    const settled = settle({ ...current, book: filled.book }, terms, id, quantity, price, usdRate, {
+      plan,
+      market,
+      nowMs,
+      tradeKeys: standInTradeKey,
+    });
+    current = withNote(settled.state, id, note);
+    fills.push(...settled.fills);
+    if (current.log) {
+      for (const event of filled.events) current.log.push({ kind: "book", event });
+      for (const made of settled.fills) current.log.push({ kind: "fill", fill: made });
+    }
+  }
+  return current;
+}
+
 /** The symbols of the orders. */
 function focusedSymbols(state: TradingState, orders: Iterable<number>): string[] {
   const symbols: string[] = [];
@@ -414,7 +499,11 @@ function settle(
   usdRate: Decimal,
   context: { plan: CommissionPlan; market: MarketView; nowMs: number; tradeKeys: TradeKeys },
 ): { state: TradingState; fills: FillRecord[] } {
-  const fee = round(mul(commission(context.plan, terms.instrument, quantity, price), usdRate), 2);
+  // Nothing is charged for a contract settling at its expiry (nor under any other plan: settlePart).
+  const fee =
+    terms.signalType === SIGNAL_TYPES.settlement
+      ? ZERO
+      : round(mul(commission(context.plan, terms.instrument, quantity, price), usdRate), 2);
   const held = state.positions.get(terms.instrument.fullSymbol)?.position.quantity ?? ZERO;
   const part = { terms, orderId, price, usdRate, ...context };
   // Each part's own keys before the shared ones (docs/decisions.md, "Objects keep their hidden classes").
@@ -464,7 +553,10 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
         ? addToTrade(observed, quantity, price, fee)
         : reduceTrade(observed, quantity, price, realized, fee, isZero(after), nowMs);
   }
-  const planCommissions = { ...commissionsByPlan(instrument, quantity, price, usdRate), [part.plan.name]: fee };
+  const planCommissions =
+    terms.signalType === SIGNAL_TYPES.settlement
+      ? noCommissions()
+      : { ...commissionsByPlan(instrument, quantity, price, usdRate), [part.plan.name]: fee };
   trade = { ...trade, planCommissions: addCommissions(trade.planCommissions, planCommissions) };
   const positions = editable(state.positions);
   if (isZero(after)) positions.delete(instrument.fullSymbol);

@@ -1,8 +1,8 @@
-import { localDate } from "../calendar.js";
 import { abs, compare, type Decimal, decimal, formatDecimal, isMultipleOf, ONE, sign, ZERO } from "../decimal.js";
 import type { ErrorEntry } from "../errors.js";
 import type { OrderType, Quote, Side } from "../fills.js";
 import type { Instrument } from "../symbols/instrument.js";
+import { hasExpired } from "./contract-expiry.js";
 
 /**
  * What an order asks for, fixed when it is placed: the instrument, type,
@@ -17,7 +17,8 @@ export type TimeInForce = "day" | "gtc";
  * owner sent, 4 the profit-target exit of an entry, 5 its stop-loss exit,
  * 6 an order SetDesiredPositions made.
  */
-export const SIGNAL_TYPES = { owner: 1, profitTarget: 4, stopLoss: 5, desiredPositions: 6 } as const;
+/** 7: an order the service made to close a position when its contract expired (docs/decisions.md, "Contract expiry"). */
+export const SIGNAL_TYPES = { owner: 1, profitTarget: 4, stopLoss: 5, desiredPositions: 6, settlement: 7 } as const;
 export type SignalType = (typeof SIGNAL_TYPES)[keyof typeof SIGNAL_TYPES];
 
 /** Whether an order of this SignalType is an exit (the profit target or stop loss) of an entry. */
@@ -67,14 +68,26 @@ export function tickAt(instrument: Instrument, price: Decimal): Decimal {
   return instrument.symbolType === "stock" && compare(price, ONE) < 0 ? SUB_DOLLAR_TICK : instrument.tickSize;
 }
 
-/** Whether the contract (future) or option can no longer trade on the New York date of `atMs`. */
-export function hasExpired(instrument: Instrument, atMs: number): boolean {
-  if (instrument.expiry === null) return false;
-  const today = localDate("America/New_York", atMs);
-  const todayText = `${today.year}-${String(today.month).padStart(2, "0")}-${String(today.day).padStart(2, "0")}`;
-  // Options trade through their expiry date; a futures contract through its contract month.
-  return instrument.symbolType === "future" ? todayText.slice(0, 7) > instrument.expiry : todayText > instrument.expiry;
-}
+/** A GTC market order the service makes (desired positions, an expired contract's close). */
+export const serviceMarketOrder = (
+  instrument: Instrument,
+  side: Side,
+  quantity: Decimal,
+  openClose: OpenClose,
+  signalType: SignalType,
+): OrderTerms => ({
+  instrument,
+  type: "market",
+  side,
+  openClose,
+  tif: "gtc",
+  quantity,
+  limit: null,
+  stop: null,
+  profitTarget: null,
+  stopLoss: null,
+  signalType,
+});
 
 /** The side that reduces a position of this signed quantity. */
 export const closingSide = (held: Decimal): Side | null => (sign(held) > 0 ? "sell" : sign(held) < 0 ? "buy" : null);

@@ -1,7 +1,8 @@
 import { copyDecision } from "../../core/autotrade/copy.js";
 import { tradesAsCfd, VIRTUAL_LIMIT_REASON } from "../../core/autotrade/settings.js";
 import { add, type Decimal, formatDecimal, isZero, storedDecimal } from "../../core/decimal.js";
-import type { SymbolType } from "../../core/symbols/instrument.js";
+import { hasExpired } from "../../core/orders/contract-expiry.js";
+import { fromServiceSymbol, type SymbolType } from "../../core/symbols/instrument.js";
 import type { NewAccountOrder, NewCopySkip } from "../../store/journal/batch.js";
 import { type ConsumerWrites, noWrites, type OutboxConsumer } from "../outbox/consumer.js";
 import type { OutboxEvent } from "../outbox/events.js";
@@ -19,7 +20,8 @@ export const COPIER_CONSUMER = "autotrade_copier";
  * events, in one commit: a copy is made exactly once however often the events
  * come, and goes to the broker only once it is durable (the desk sends it).
  * A strategy order that ends takes its open copies with it; a strategy that
- * goes flat takes its followers flat.
+ * goes flat takes its followers flat. The settlement of an expired contract
+ * is not copied: the followers' brokers settle their own positions.
  */
 export interface CopierMarket {
   /** The strategy's model account value now, or null when not known. */
@@ -58,6 +60,14 @@ interface CopyTerms {
   readonly price: Decimal | null;
 }
 
+/** Whether an order or fill event is in an option or future that had expired when it happened. */
+function inExpiredContract(payload: Readonly<Record<string, unknown>>, atMs: number): boolean {
+  const { symbol, symbol_type: symbolType } = payload;
+  if ((symbolType !== "option" && symbolType !== "future") || typeof symbol !== "string") return false;
+  const instrument = fromServiceSymbol(symbol, symbolType);
+  return instrument !== null && hasExpired(instrument, atMs);
+}
+
 export class Copier implements OutboxConsumer {
   readonly name = COPIER_CONSUMER;
 
@@ -72,6 +82,8 @@ export class Copier implements OutboxConsumer {
     const visited = new Set<number>();
     for (const event of events) {
       const payload = event.payload as Record<string, unknown>;
+      // What a strategy does in an expired contract (its settlement) is not copied: each broker settles its own.
+      if (inExpiredContract(payload, event.atMs)) continue;
       if (event.kind === "accepted" || event.kind === "working") {
         const order = payload as unknown as WorkingPayload;
         // A held order (parked, or waiting for its parent) is copied when it starts working.

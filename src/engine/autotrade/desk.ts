@@ -1009,6 +1009,15 @@ export class AutotradeDesk implements SetupListener {
         if (disabled > 0) this.#event(account, "AutoSyncDisabled", reason);
         return;
       }
+      case "contractSettled":
+        // The broker settled an expired contract: every setup's holding in it is gone (a report heard again finds none).
+        for (const [key, held] of [...account.positions]) {
+          if (held.symbol !== report.symbol) continue;
+          account.positions.delete(key);
+          const settled = { ...held, position: FLAT };
+          this.#writes.positions.set(`${account.id}|${key}`, { accountId: account.id, held: settled });
+        }
+        return;
       case "value":
         account.value = report.value.netLiquidation;
         this.#writes.accounts.set(account.id, {

@@ -4,6 +4,7 @@ import { venueOf } from "../../core/autotrade/sync-markets.js";
 import { type SyncPlan, syncPlan } from "../../core/autotrade/sync-plan.js";
 import { add, type Decimal, div, formatDecimal, fromInteger, storedDecimal, sub, ZERO } from "../../core/decimal.js";
 import type { MarketView } from "../../core/market/view.js";
+import { hasExpired } from "../../core/orders/contract-expiry.js";
 import { exclusionOf, modelValueOf, type StrategyFacts, type SyncSetup } from "../../services/autotrade-sync-facts.js";
 import type { NewAccountOrder } from "../../store/journal/batch.js";
 import { instrumentOf } from "../../store/trading-state.js";
@@ -85,6 +86,7 @@ export function planSetupSync(input: SetupSyncInput): SetupSync {
       price: quote ? div(add(quote.bid, quote.ask), fromInteger(2)) : null,
       settings: setup.settings,
       excluded: position ? exclusionOf(position, input.sync) : null,
+      expired: hasExpired(instrument, input.nowMs),
     });
     symbols.push({ symbol, venue, plan });
     plan.legs.forEach((leg, i) => {

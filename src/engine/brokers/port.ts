@@ -88,6 +88,18 @@ export type AccountReport = BrokerAccountRef & { readonly atMs: number } & (
         readonly quantity: Decimal;
         readonly price: Decimal;
       }
+    /**
+     * The broker settled a position in a contract that expired (an option's
+     * expiry in cash, a future's final settlement): the position is gone, at
+     * that price.
+     */
+    | {
+        readonly kind: "contractSettled";
+        readonly symbol: string;
+        /** The position settled (signed: negative was short). */
+        readonly quantity: Decimal;
+        readonly price: Decimal;
+      }
     | { readonly kind: "value"; readonly value: AccountValue }
   );
 

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { ControllableClock } from "../../core/clock.js";
 import {
+  abs,
   add,
   type Decimal,
   div,
@@ -10,16 +11,20 @@ import {
   isZero,
   mul,
   neg,
+  sign,
   storedDecimal,
   sub,
   ZERO,
 } from "../../core/decimal.js";
 import { refuse } from "../../core/errors.js";
 import type { MarketQuote } from "../../core/market/quote.js";
+import type { MarketView } from "../../core/market/view.js";
+import { hasExpired, settlementOf } from "../../core/orders/contract-expiry.js";
 import { dayOrderExpiry, scheduleOf, sessionAt } from "../../core/sessions.js";
 import { fromServiceSymbol, type Instrument } from "../../core/symbols/instrument.js";
 import type { Storage } from "../../store/storage.js";
 import type { MarketData } from "../market-data.js";
+import { marketViewAt } from "../market-view.js";
 import type {
   AccountValue,
   BrokerAccountRef,
@@ -96,7 +101,7 @@ const emptyPending = (): Pending => ({
  * acknowledged and worked after, against the service's market data (a buy at
  * the ask, a sell at the bid), market orders at once while the market is
  * open, limits and stops when a quote crosses them, DAY orders expiring at the
- * close. Every change is reported to the listeners after it is written; an
+ * close, and an expired contract's orders expiring and its positions settling. Every change is reported to the listeners after it is written; an
  * order whose reports listeners may not have heard (a crash between the two)
  * is told again from the start when the broker next starts. Its matching
  * runs in one process (docs/decisions.md).
@@ -394,6 +399,7 @@ export class SimulatedBroker implements BrokerPort {
       if (restriction && "reason" in restriction) return `The account is restricted: ${restriction.reason}`;
     }
     if (!instrument) return `Unknown symbol ${request.symbol}`;
+    if (hasExpired(instrument, this.clock.nowMs())) return `${instrument.fullSymbol} has expired`;
     if (request.asCfd && instrument.symbolType !== "stock") return "Only stocks trade as CFDs";
     if (request.quantity <= ZERO) return "The quantity must be positive";
     if (request.orderType === "limit" && request.limit === null) return "A limit order needs a limit price";
@@ -430,13 +436,48 @@ export class SimulatedBroker implements BrokerPort {
   /** Releases held orders, expires DAY orders past their close and works every open order at its quote. */
   #work(nowMs: number): void {
     for (const order of [...this.#open.values()]) {
-      if (order.expiresAt !== null && order.expiresAt <= nowMs) {
+      const instrument = this.#instrument(order.symbol, order.symbolType);
+      if ((order.expiresAt !== null && order.expiresAt <= nowMs) || (instrument && hasExpired(instrument, nowMs))) {
         this.#end(order, "expired", null, nowMs);
         this.#report(order, { kind: "expired" }, nowMs);
         continue;
       }
       if (order.status === "new") this.#acknowledge(order, nowMs);
       else this.#tryFill(order, null, nowMs);
+    }
+    for (const account of this.#accounts.values()) this.#settleExpired(account, nowMs);
+  }
+
+  /**
+   * Settles the account's positions in contracts that have expired, as a
+   * broker does (src/core/orders/contract-expiry.ts): an execution at the
+   * settlement price, reported as such. One whose price is not known yet
+   * waits for the next catch-up.
+   */
+  #settleExpired(account: SimAccount, nowMs: number): void {
+    let view: MarketView | null = null;
+    for (const [symbol, position] of account.positions) {
+      if (isZero(position.quantity)) continue;
+      const instrument = this.#instrument(symbol, position.symbolType);
+      if (!instrument || !hasExpired(instrument, nowMs)) continue;
+      view ??= marketViewAt(this.market, nowMs);
+      const settlement = settlementOf(instrument, view);
+      if (!settlement) continue;
+      const quantity = position.quantity;
+      const side = sign(quantity) > 0 ? "sell" : "buy";
+      this.#execute(account, instrument, side, abs(quantity), settlement.price, randomUUID(), null, nowMs);
+      this.#pending.reports.push({
+        report: {
+          brokerId: this.brokerId,
+          account: account.account,
+          atMs: nowMs,
+          kind: "contractSettled",
+          symbol,
+          quantity,
+          price: settlement.price,
+        },
+        orderId: null,
+      });
     }
   }
 

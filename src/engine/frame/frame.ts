@@ -46,6 +46,7 @@ import {
   noChanges,
   type OrderEvent,
   recordOperation,
+  serviceOrder,
 } from "./journal-entry.js";
 
 /**
@@ -665,6 +666,7 @@ export class TradingFrame {
       operation.extremes,
       () => take(ids.trades),
       focus,
+      (terms) => op.newOrder(serviceOrder(terms)),
     );
     const { account, changes, ended } = recordOperation(before, advanced.state, {
       accountId: slot.accountId,

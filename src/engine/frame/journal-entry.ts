@@ -64,6 +64,17 @@ export interface NewOrder {
   readonly sentSymbol: string | null;
 }
 
+/** An order the service makes itself: no replace, parking, caller's id or OCA choice of a client's. */
+export const serviceOrder = (terms: OrderTerms, sentSymbol: string | null = null): Omit<NewOrder, "id"> => ({
+  terms,
+  cancelReplaceId: null,
+  parkedUntilMs: null,
+  doNotCreateOca: false,
+  doNotSyncToOpen: false,
+  localSignalId: null,
+  sentSymbol,
+});
+
 /** The rows of one or more operations on an account, merged in order: what a batch writes for it. */
 export interface AccountChanges {
   readonly orders: Map<number, { row: StoredOrder; isNew: boolean }>;

@@ -1,5 +1,6 @@
 import type { Logger } from "pino";
 import { storedDecimal } from "../../core/decimal.js";
+import { SIGNAL_TYPES } from "../../core/orders/terms.js";
 import {
   childOrderOf,
   isEntryExit,
@@ -232,7 +233,8 @@ function planOf(event: OutboxEvent): Plan | null {
   if (event.orderId === null) return null;
   if (event.kind === "accepted") {
     const order = event.payload as unknown as ParentOrder;
-    if (isEntryExit(order)) return null;
+    // A variant settles its own expired contracts, as every account does.
+    if (isEntryExit(order) || order.signal_type === SIGNAL_TYPES.settlement) return null;
     return { action: order.cancel_replace_id === null ? "place" : "replace", parentOrderId: event.orderId, order };
   }
   // An order replaced is taken care of by its replacement's acceptance; a fill by the variant's own market.

@@ -342,7 +342,8 @@ export const OrderStatusRecord = Type.Object(
     AvgFillPrice: Nullable(Type.Number()),
     PostedDate: DateTime(),
     SignalType: Type.Integer({
-      description: "1 sent by the owner, 4 profit-target exit, 5 stop-loss exit, 6 made by SetDesiredPositions",
+      description:
+        "1 sent by the owner, 4 profit-target exit, 5 stop-loss exit, 6 made by SetDesiredPositions, 7 the service's close of a position whose contract expired",
     }),
     Info: Nullable(Type.String()),
   },
