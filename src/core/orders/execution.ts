@@ -489,6 +489,9 @@ export function observeOpenTrades(
   return trades ? { ...state, trades } : state;
 }
 
+/** Nothing is charged, under any plan, for a contract settling at its expiry. */
+const isFree = (terms: OrderTerms): boolean => terms.signalType === SIGNAL_TYPES.settlement;
+
 /** Applies a fill to the position, its trade and the cash; a fill that reverses the position is settled in two parts. */
 function settle(
   state: TradingState,
@@ -499,11 +502,9 @@ function settle(
   usdRate: Decimal,
   context: { plan: CommissionPlan; market: MarketView; nowMs: number; tradeKeys: TradeKeys },
 ): { state: TradingState; fills: FillRecord[] } {
-  // Nothing is charged for a contract settling at its expiry (nor under any other plan: settlePart).
-  const fee =
-    terms.signalType === SIGNAL_TYPES.settlement
-      ? ZERO
-      : round(mul(commission(context.plan, terms.instrument, quantity, price), usdRate), 2);
+  const fee = isFree(terms)
+    ? ZERO
+    : round(mul(commission(context.plan, terms.instrument, quantity, price), usdRate), 2);
   const held = state.positions.get(terms.instrument.fullSymbol)?.position.quantity ?? ZERO;
   const part = { terms, orderId, price, usdRate, ...context };
   // Each part's own keys before the shared ones (docs/decisions.md, "Objects keep their hidden classes").
@@ -553,10 +554,9 @@ function settlePart(state: TradingState, part: FillPart): { state: TradingState;
         ? addToTrade(observed, quantity, price, fee)
         : reduceTrade(observed, quantity, price, realized, fee, isZero(after), nowMs);
   }
-  const planCommissions =
-    terms.signalType === SIGNAL_TYPES.settlement
-      ? noCommissions()
-      : { ...commissionsByPlan(instrument, quantity, price, usdRate), [part.plan.name]: fee };
+  const planCommissions = isFree(terms)
+    ? noCommissions()
+    : { ...commissionsByPlan(instrument, quantity, price, usdRate), [part.plan.name]: fee };
   trade = { ...trade, planCommissions: addCommissions(trade.planCommissions, planCommissions) };
   const positions = editable(state.positions);
   if (isZero(after)) positions.delete(instrument.fullSymbol);
