@@ -179,16 +179,23 @@ const storedPosition = (position: DesiredPosition): StoredPosition => ({
   ...(position.sentSymbol ? { sentSymbol: position.sentSymbol } : {}),
 });
 
-/** The portfolio the legacy desired-positions mode holds, or null when the mode is off. */
+/**
+ * The portfolio the legacy desired-positions mode holds, or null when the mode
+ * is off. A contract that has expired since the portfolio was set is left out:
+ * its position was settled (contract-expiry.ts) and nothing can hold it again.
+ */
 export async function heldPortfolio(ctx: TradingContext, strategyId: number): Promise<DesiredPosition[] | null> {
   const account = (await ctx.frame.committedAccounts([strategyId])).get(strategyId);
   const portfolio = account?.strategy.desiredPositions;
   if (!portfolio) return null;
-  return (JSON.parse(portfolio) as StoredPosition[]).map((p) => ({
-    instrument: instrumentOf(p.symbol, p.symbolType),
-    quantity: decimal(p.quantity),
-    sentSymbol: p.sentSymbol ?? null,
-  }));
+  const nowMs = ctx.clock.nowMs();
+  return (JSON.parse(portfolio) as StoredPosition[])
+    .map((p) => ({
+      instrument: instrumentOf(p.symbol, p.symbolType),
+      quantity: decimal(p.quantity),
+      sentSymbol: p.sentSymbol ?? null,
+    }))
+    .filter((position) => !hasExpired(position.instrument, nowMs));
 }
 
 /** Turns the legacy desired-positions mode off: holdings stay as they are and signal entry works again. */

@@ -178,6 +178,41 @@ for (const backend of BACKENDS) {
       assert.equal(Math.round(((trade?.ProfitLoss as number) + (trade?.Commission as number)) * 100) / 100, 4987.5);
     });
 
+    test("a desired portfolio holding an option no longer lists it once it has expired and settled", async () => {
+      const systemid = await newStrategy(service, key);
+      await setQuote(service, "AAPL", 155, 155.05);
+      await setQuote(service, CALL, 5, 5.1);
+      const engaged = await legacyCall(
+        service,
+        "setDesiredPositions",
+        {
+          systemid,
+          positions: [
+            { symbol: "AAPL", typeofsymbol: "stock", quant: 10 },
+            { symbol: CALL, typeofsymbol: "option", quant: 2 },
+          ],
+        },
+        key,
+      );
+      assert.equal(engaged.ok, 1, JSON.stringify(engaged));
+      const desired = async () =>
+        ((await legacyCall(service, "getDesiredPositions", { systemid }, key)).response as { symbol: string }[]).map(
+          (p) => p.symbol,
+        );
+      await setClock(service, EXPIRY_DAY);
+      assert.deepEqual(await desired(), ["AAPL", CALL]);
+      await setClock(service, AFTER_EXPIRY);
+      assert.deepEqual(await held(systemid), [["AAPL", 10]]);
+      assert.deepEqual(await desired(), ["AAPL"], "the mode still holds the stock, and nothing in the expired call");
+      const again = await legacyCall(
+        service,
+        "setDesiredPositions",
+        { systemid, positions: [{ symbol: CALL, typeofsymbol: "option", quant: 2 }] },
+        key,
+      );
+      assert.equal(again.ok, 0, "an expired contract cannot be asked for");
+    });
+
     test("after a restart, a position in a contract that expires settles from what was stored", async () => {
       const strategyId = await newStrategy(service, key);
       await setQuote(service, CALL, 1, 1.1);
