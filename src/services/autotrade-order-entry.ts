@@ -140,7 +140,10 @@ export async function newAutotradeOrder(ctx: DeskContext, input: ManualOrder): P
 function orderIdOf(text: string): number {
   const id = /^[1-9][0-9]{0,15}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN;
   if (!Number.isSafeInteger(id)) {
-    throw refuse("InvalidValue", { field: "OrderId", message: "OrderId is an order's OrderId: its digits" });
+    throw refuse("InvalidValue", {
+      field: "OrderId",
+      message: `OrderId ${text} is not an order's OrderId: one is a whole number from 1 to ${Number.MAX_SAFE_INTEGER}, without leading zeros`,
+    });
   }
   return id;
 }

@@ -239,7 +239,6 @@ function setupRowsOf(setup: SetupView, read: AccountRead, view: MarketView, nowM
     const instrument = instrumentOf(symbol, symbolType);
     const position = facts.positions.get(symbol);
     const held = holdings.get(symbol)?.quantity ?? ZERO;
-    const quote = view.quote(instrument);
     const plan = syncPlan({
       symbolType: instrument.symbolType,
       strategyQuantity: position?.quantity ?? ZERO,
@@ -248,7 +247,7 @@ function setupRowsOf(setup: SetupView, read: AccountRead, view: MarketView, nowM
       scalingPercentage: storedDecimal(setup.scaling_percentage),
       accountValue: base.accountValue,
       modelValue,
-      price: quote ? div(add(quote.bid, quote.ask), fromInteger(2)) : null,
+      price: middleOf(view, instrument),
       settings,
       excluded: position ? exclusionOf(position, sync) : null,
       expired: hasExpired(instrument, nowMs),
@@ -267,9 +266,15 @@ function setupRowsOf(setup: SetupView, read: AccountRead, view: MarketView, nowM
   }
 
   for (const signal of read.signals.get(setup.strategy_id) ?? []) {
-    rows.push(signalRowOf(base, read, facts, ordersOfSetup, signal));
+    rows.push(signalRowOf(base, read, facts, ordersOfSetup, signal, view));
   }
   return rows;
+}
+
+/** The middle of the symbol's quote now, or null when it has none (what the copier and AutoSync value at). */
+function middleOf(view: MarketView, instrument: Instrument): Decimal | null {
+  const quote = view.quote(instrument);
+  return quote ? div(add(quote.bid, quote.ask), fromInteger(2)) : null;
 }
 
 /** What the setup's working market orders in the symbol still add (signed). */
@@ -336,6 +341,7 @@ function signalRowOf(
   facts: StrategyFacts,
   ordersOfSetup: readonly AccountOrder[],
   signal: SignalRow,
+  view: MarketView,
 ): SyncReportRow {
   const { setup } = base;
   const instrument = instrumentOf(signal.symbol, signal.symbol_type);
@@ -372,14 +378,20 @@ function signalRowOf(
       scalingPercentage: storedDecimal(setup.scaling_percentage),
       accountValue: base.accountValue ?? ZERO,
       modelValue: base.modelValue,
+      // As the copier prices it: a market order at the market's middle.
       price: signal.limit_price
         ? storedDecimal(signal.limit_price)
         : signal.stop_price
           ? storedDecimal(signal.stop_price)
-          : null,
+          : middleOf(view, instrument),
       settings: base.settings,
     });
-    scaled = decision.copy ? signed(signal.side, decision.quantity) : ZERO;
+    // As for a skip the copier recorded: nothing is rightly nothing, a skip for want of a value or price is unknown.
+    scaled = decision.copy
+      ? signed(signal.side, decision.quantity)
+      : NOTHING_TO_COPY.has(decision.reason)
+        ? ZERO
+        : null;
     reason =
       "The signal was not copied: it started working before the setup followed the strategy, or while it was off";
   }
