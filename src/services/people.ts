@@ -32,7 +32,9 @@ export async function createPerson(runtime: Runtime, input: NewPerson): Promise<
     ["FirstName", input.firstName],
     ["LastName", input.lastName],
   ] as const) {
-    if (value.trim().length < 1 || value.length > 40) {
+    // Measured as stored (trimmed), as AddProfile and UpdateProfile measure names.
+    const length = value.trim().length;
+    if (length < 1 || length > 40) {
       throw refuse("InvalidValue", { field, message: `${field} must be 1 to 40 characters` });
     }
   }

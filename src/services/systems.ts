@@ -39,12 +39,19 @@ function wholeIn(value: number, low: number, high: number, field: string, errors
     errors.push(invalid(field, `${field} must be a whole number from ${low} to ${high}`));
 }
 
+/** The starting capital's refusal, naming the legacy field in its message as well as in its field. */
+const legacyCapital = (error: ErrorEntry, field: string): ErrorEntry => {
+  const { min, max } = STRATEGY_LIMITS.startingCapital;
+  return { ...error, field, message: `${field} must be ${formatDecimal(min)} to ${formatDecimal(max)}` };
+};
+
 export async function createSystem(runtime: Runtime, input: NewSystem): Promise<number> {
   const errors: ErrorEntry[] = [];
   const name = checkStrategyName(input.name, "name");
   if (!name.ok) errors.push(name.error);
   const capital = checkStartingCapital(input.startingCapital);
-  if (!capital.ok) errors.push({ ...capital.error, field: "startingcapital" });
+  // Named as the legacy client sent it (the shared rule's message names v4's StartingCapital).
+  if (!capital.ok) errors.push(legacyCapital(capital.error, "startingcapital"));
   if (input.longDescription !== undefined && input.longDescription.length > LEGACY_LIMITS.longDescription) {
     errors.push(
       invalid("longDescription", `longDescription must be at most ${LEGACY_LIMITS.longDescription} characters`),
@@ -101,7 +108,7 @@ export async function changeSystem(runtime: Runtime, strategyId: number, changes
   const name = changes.name === undefined ? undefined : checkStrategyName(changes.name, "name");
   if (name && !name.ok) errors.push(name.error);
   const capital = changes.startingCapital === undefined ? undefined : checkStartingCapital(changes.startingCapital);
-  if (capital && !capital.ok) errors.push({ ...capital.error, field: "equitycurve_startingcapital" });
+  if (capital && !capital.ok) errors.push(legacyCapital(capital.error, "equitycurve_startingcapital"));
   const minimum = changes.minimumPortfolio === undefined ? undefined : parseDecimal(changes.minimumPortfolio);
   const { min, max } = STRATEGY_LIMITS.startingCapital;
   if (

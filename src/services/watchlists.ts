@@ -4,7 +4,7 @@ import { type ErrorEntry, Refusal, refuse } from "../core/errors.js";
 import { checkWatchlistName, listsOverLimit, membersOverLimit } from "../core/watchlists.js";
 import { uniqueViolation } from "../store/constraint.js";
 import { backendOf, type Tx, withTransaction } from "../store/transaction.js";
-import type { RequestContext } from "./runtime.js";
+import { dbOf, type RequestContext } from "./runtime.js";
 import { visibleStrategies } from "./strategy-search.js";
 import { availableList, type WatchlistView, watchlistView } from "./watchlist-reads.js";
 
@@ -112,9 +112,24 @@ export async function editWatchlist(ctx: RequestContext, edit: WatchlistEdit): P
       return watchlistView(tx, ctx.caller, await availableList(tx, ctx.caller, id));
     });
   } catch (error) {
-    // Only a concurrent duplicate name gets here: the person's lock makes the check above the rule.
+    // Only a concurrent duplicate name gets here: a rename locks its own list, not its person, so
+    // two renames (or a rename and a new list) may pass the check above together on PostgreSQL.
     if (uniqueViolation(error) !== null) {
-      throw refuse("AlreadyExists", { field: "Name", message: "You have a watchlist of that name" });
+      // Answered as the check answers, naming the list that has the name (docs/errors.md, 1201).
+      const taken =
+        name?.ok && ctx.tx === undefined
+          ? await dbOf(ctx)
+              .selectFrom("watchlists")
+              .select("id")
+              .where("person_id", "=", personId)
+              .where("name_key", "=", name.key)
+              .executeTakeFirst()
+          : undefined;
+      throw refuse("AlreadyExists", {
+        field: "Name",
+        message: "You have a watchlist of that name",
+        ...(taken ? { meta: { WatchListId: taken.id } } : {}),
+      });
     }
     throw error;
   }

@@ -178,10 +178,15 @@ function readFields(request: FastifyRequest, rawBody: unknown): Record<string, u
   return { ...(request.query as Record<string, unknown>), ...(body as Record<string, unknown> | undefined) };
 }
 
-/** A service's refusal as a legacy failure: the title of its first entry (the command's own, if it has one), and the refusal's message. */
+/**
+ * A service's refusal as a legacy failure: the title of its first entry (the
+ * command's own, if it has one); its message says every entry, as a request
+ * that cannot be read names every field.
+ */
 function refused(refusal: Refusal, command: LegacyCommand | undefined): LegacyFailure {
   const name = refusal.entries[0]?.name ?? "WrongState";
-  return new LegacyFailure(command?.refusals?.[name] ?? name, refusal.message);
+  const message = refusal.entries.map((entry) => entry.message ?? ERRORS[entry.name].message).join("; ");
+  return new LegacyFailure(command?.refusals?.[name] ?? name, message || refusal.message);
 }
 
 const failureBody = (name: LegacyFailureName, message: string) => ({

@@ -148,7 +148,10 @@ async function plainOrderOf(
   const limit = price(signal.limit, `${field}.limit`);
   const stop = price(signal.stop, `${field}.stop`);
   if (limit !== undefined && stop !== undefined) {
-    throw new LegacyFailure("InvalidSignal", "A signal is a limit, a stop or a market order, not a stop-limit");
+    throw new LegacyFailure(
+      "InvalidSignal",
+      `${field}.limit and ${field}.stop are both given: a signal is a limit, a stop or a market order, not a stop-limit`,
+    );
   }
   const duration = (signal.duration ?? "DAY").trim().toUpperCase();
   if (duration !== "DAY" && duration !== "GTC") {
@@ -398,7 +401,8 @@ export const signalCommands: readonly LegacyCommand[] = [
     }),
     async handler(ctx, request) {
       await mustReadSystem(ctx, request.systemid, true);
-      const filter = request.filter_type;
+      // "" is "not given", as legacy clients send it: every signal.
+      const filter = request.filter_type?.trim() || undefined;
       if (filter !== undefined && !Object.hasOwn(FILTERS, filter)) {
         throw new LegacyFailure(
           "InvalidRequest",

@@ -190,6 +190,9 @@ const flagOf = (value: string | undefined) => (value?.trim() ? value.trim() === 
 /** An optional whole number: undefined when not given. */
 const wholeOf = (value: string | undefined) => (value?.trim() ? Number(value) : undefined);
 
+/** An optional decimal or word: undefined when not given ("" is "not given", as for the flags and whole numbers). */
+const givenOf = (value: string | undefined) => (value?.trim() ? value : undefined);
+
 export const systemCommands: readonly LegacyCommand[] = [
   defineLegacyCommand({
     name: "getSystemRoster",
@@ -198,7 +201,7 @@ export const systemCommands: readonly LegacyCommand[] = [
     contexts: ["world"],
     input: Type.Object({ filter: Type.Optional(text(40, VALUE)) }),
     async handler(ctx, input) {
-      const filter = input.filter ?? "active";
+      const filter = givenOf(input.filter)?.trim() ?? "active";
       if (filter !== "active" && filter !== "recently_active") {
         throw new LegacyFailure("InvalidValue", "filter must be active or recently_active");
       }
@@ -361,14 +364,14 @@ export const systemCommands: readonly LegacyCommand[] = [
         longDescription: input.longDescription,
         shortDescription: input.shortDescription,
         ownerPersonId: input.ownerpersonid,
-        startingCapital: input.equitycurve_startingcapital,
+        startingCapital: givenOf(input.equitycurve_startingcapital),
         monthlyFee: wholeOf(input.monthlyfee),
         trialDays: wholeOf(input.trialdays),
         creditSystemSeconds: wholeOf(input.creditSystemTimeInSeconds),
         freeSignalCredits: wholeOf(input.freeSignalEntryCredits),
         isTest: flagOf(input.test_system),
         isAlive: flagOf(input.isAlive),
-        minimumPortfolio: input.minimum_portfolio_size_required,
+        minimumPortfolio: givenOf(input.minimum_portfolio_size_required),
       };
       const owner = changes.ownerPersonId;
       if (owner !== undefined) {
