@@ -29,6 +29,12 @@ export const ERRORS = {
   },
   LimitReached: { code: "1210", status: 409, message: "A limit is reached" },
   Internal: { code: "1500", status: 500, message: "Internal error" },
+  Unavailable: {
+    code: "1503",
+    status: 503,
+    message:
+      "Storage cannot take the request now (full, locked or unreachable): send it again after Retry-After seconds",
+  },
   NewOrderRejected: { code: "2010", status: 409, message: "New order rejected" },
   CancelRejected: { code: "2011", status: 409, message: "Cancel rejected" },
   NotFound: { code: "2013", status: 404, message: "Not found" },

@@ -37,6 +37,13 @@ export const HTTP_TIMEOUTS: HttpTimeouts = {
   idleMs: 120_000,
 };
 
+/**
+ * How long a client is told to wait (Retry-After) when storage cannot take a
+ * request (unavailable.ts): long enough not to add load to a struggling
+ * database, short enough that a lock or a reconnect has passed.
+ */
+export const STORAGE_RETRY_AFTER_SECONDS = 5;
+
 /** A failure answered to a connection before or outside any request (a timeout, a request Node cannot parse), as body text. */
 export type ClientFailure = (status: number, entry: ErrorEntry) => string;
 

@@ -177,6 +177,72 @@ for (const backend of BACKENDS) {
         await service.close();
       }
     });
+    test("storage that cannot take the batch (a full disk): every operation of it fails at once, with no try per account", async () => {
+      const fresh = await freshStorage(backend);
+      const service = await startTestService(backend, { storage: fresh, marketFeed: { kind: "manual" } });
+      const other = await fresh.openAnother();
+      let full = false;
+      let commits = 0;
+      // Another process's frame on the database, whose disk fills up: a try per account would each meet it again.
+      const frame = new TradingFrame(other, (origin) => {
+        const journal = openJournal(other, origin);
+        return {
+          get failure() {
+            return journal.failure;
+          },
+          async commit(batch) {
+            commits++;
+            if (full) throw Object.assign(new Error("journal: database or disk is full"), { code: "SQLITE_FULL" });
+            return journal.commit(batch);
+          },
+          reserveIds: (table, count) => journal.reserveIds(table, count),
+          close: () => journal.close(),
+        };
+      });
+      try {
+        const key = (await populate(service)).keys.personA;
+        await setClock(service, MARKET_OPEN);
+        await setQuote(service, "AAPL", 200, 200.05);
+        const strategies = [
+          await newStrategy(service, key),
+          await newStrategy(service, key),
+          await newStrategy(service, key),
+        ];
+        const ctx = { ...service.app.runtime, storage: other, frame, caller: await callerOf(service, key) };
+        const trade = (strategyId: number, shares: number) =>
+          placeOrder(ctx, orderInput(stockOrder(strategyId, "AAPL", "buy", shares)));
+        // Every account in memory, so the next orders are applied at once and share a batch.
+        await Promise.all(strategies.map((strategyId) => trade(strategyId, 10)));
+
+        full = true;
+        commits = 0;
+        const answers = await Promise.allSettled(strategies.map((strategyId) => trade(strategyId, 5)));
+        assert.deepEqual(
+          answers.map((answer) => answer.status),
+          ["rejected", "rejected", "rejected"],
+        );
+        assert.equal(commits, 1, "one batch, tried once");
+        full = false;
+        for (const strategyId of strategies) {
+          assert.deepEqual(
+            await stored(service, strategyId),
+            { orders: 1, fills: 1, shares: 10 },
+            "nothing of the batch",
+          );
+        }
+        // The accounts were read again: what they do next starts from what is stored.
+        await Promise.all(strategies.map((strategyId) => trade(strategyId, 1)));
+        for (const strategyId of strategies) {
+          assert.deepEqual(await stored(service, strategyId), { orders: 2, fills: 2, shares: 11 });
+          await assertEventsWithoutGap(service, strategyId);
+        }
+      } finally {
+        await frame.close();
+        await other.close();
+        await service.close();
+      }
+    });
+
     test("a commit that lands but whose answer is lost: the operation answers the error, and the account is read again with what landed", async () => {
       const fresh = await freshStorage(backend);
       const service = await startTestService(backend, { storage: fresh, marketFeed: { kind: "manual" } });

@@ -34,6 +34,7 @@ import {
   termsOfRow,
 } from "../../store/trading-state.js";
 import { readConsistently } from "../../store/transaction.js";
+import { isStorageUnavailable } from "../../store/unavailable.js";
 import type { MarketData } from "../market-data.js";
 import { sharedMarketViewAt, type TradingMarketView } from "../market-view.js";
 import { outboxRowOf } from "../outbox/events.js";
@@ -787,9 +788,14 @@ export class TradingFrame {
     }
   }
 
-  /** A batch failed: alone, an account's operations fail; together, each account is tried on its own. */
+  /**
+   * A batch failed: alone, an account's operations fail; together, each
+   * account is tried on its own, unless storage cannot take writes at all
+   * (full, locked, unreachable): then every part would fail the same way, each
+   * after its own wait, and all the batch's operations fail at once.
+   */
   async #failed(slots: readonly Slot[], error: unknown): Promise<void> {
-    if (slots.length > 1) {
+    if (slots.length > 1 && !isStorageUnavailable(error)) {
       for (const slot of slots) slot.inFlight = 0;
       for (const slot of slots) {
         const batch = batchOf([slot], this.origin);
@@ -804,14 +810,15 @@ export class TradingFrame {
       }
       return;
     }
-    const [slot] = slots as [Slot];
-    const failed = slot.operations.splice(0, slot.inFlight);
-    slot.inFlight = 0;
-    for (const operation of failed) {
-      operation.taken?.view.take(operation.taken.fills, -1);
-      operation.reject(error);
+    for (const slot of slots) {
+      const failed = slot.operations.splice(0, slot.inFlight);
+      slot.inFlight = 0;
+      for (const operation of failed) {
+        operation.taken?.view.take(operation.taken.fills, -1);
+        operation.reject(error);
+      }
     }
-    await this.#replay(slot);
+    for (const slot of slots) await this.#replay(slot);
   }
 
   /**

@@ -6,6 +6,7 @@ import { isWellFormedKey } from "../../core/keys.js";
 import type { KeySessions } from "../../services/key-sessions.js";
 import { authenticate } from "../../services/keys.js";
 import type { TradingRuntime } from "../../services/trading.js";
+import { isStorageUnavailable } from "../../store/unavailable.js";
 import type { RateDecision, RateLimiter } from "../rate-limit.js";
 import {
   acceptAnyBody,
@@ -14,6 +15,7 @@ import {
   logEachRequest,
   parseJsonBody,
   readGetBody,
+  STORAGE_RETRY_AFTER_SECONDS,
   serverOptions,
 } from "../transport.js";
 import { type LegacyCommand, type LegacyContext, LegacyFailure } from "./command.js";
@@ -160,6 +162,18 @@ export async function buildLegacyServer(deps: LegacyDependencies): Promise<Fasti
       return status === 413
         ? send(reply, failureBody("BodyTooLarge", "The request body is larger than 1 MiB"), 413)
         : send(reply, failureBody("UnreadableRequest", "The request could not be read"), status);
+    }
+    if (isStorageUnavailable(error)) {
+      request.log.error({ err: error }, "legacy command failed: storage is unavailable");
+      reply.header("Retry-After", STORAGE_RETRY_AFTER_SECONDS);
+      return send(
+        reply,
+        failureBody(
+          "Unavailable",
+          `Storage cannot take the command now (full, locked or unreachable): send it again in ${STORAGE_RETRY_AFTER_SECONDS} seconds`,
+        ),
+        503,
+      );
     }
     request.log.error({ err: error }, "legacy command failed");
     return send(reply, failureBody("Internal", "The command failed; it has been logged"), 500);

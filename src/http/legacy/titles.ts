@@ -32,6 +32,7 @@ export const LEGACY_TITLES = {
   // No legacy command keeps a watchlist: the table names every refusal all the same.
   LimitReached: "Refused",
   Internal: "Internal error",
+  Unavailable: "Service unavailable",
   NewOrderRejected: "Signal rejected",
   CancelRejected: "Signal could not be canceled",
   NotFound: "Not found",

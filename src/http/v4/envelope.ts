@@ -16,6 +16,7 @@ export const STATUS_MESSAGES: Readonly<Record<number, string>> = {
   429: "TooManyRequests",
   500: "InternalServerError",
   501: "NotImplemented",
+  503: "ServiceUnavailable",
 };
 
 export interface Pagination {

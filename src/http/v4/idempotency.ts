@@ -46,7 +46,8 @@ export async function answerOnce(
   try {
     body = await run({ ...ctx, idempotency: mark });
   } catch (error) {
-    await claimed.abandon();
+    // The request's own failure is what is answered: storage that just failed it may fail this too.
+    await claimed.abandon().catch(() => undefined);
     throw error;
   }
   // Kept best effort: the orders are made; if the answer is not kept, a repeat is told so (1204).

@@ -101,7 +101,7 @@ export const EVERY_ANSWER: readonly HeaderName[] = [
 ];
 
 /** The HTTP statuses refusals answer with; 413 is a body over 1 MiB (1101). */
-export const FAILURE_STATUSES = [400, 401, 403, 404, 409, 413, 429, 500, 501] as const;
+export const FAILURE_STATUSES = [400, 401, 403, 404, 409, 413, 429, 500, 501, 503] as const;
 export type FailureStatus = (typeof FAILURE_STATUSES)[number];
 
 /** The failure answer of a status, by reference. */
@@ -114,7 +114,7 @@ function failureResponse(status: FailureStatus, failure: unknown) {
   if (status === 413) codes.push(`${ERRORS.InvalidValue.code} The request body is larger than 1 MiB`);
   return {
     description: `${STATUS_MESSAGES[status]}: ${codes.join("; ")}`,
-    headers: headerRefs(...EVERY_ANSWER, ...(status === 429 ? (["Retry-After"] as const) : [])),
+    headers: headerRefs(...EVERY_ANSWER, ...(status === 429 || status === 503 ? (["Retry-After"] as const) : [])),
     content: { "application/json": { schema: failure } },
   };
 }

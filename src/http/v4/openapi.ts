@@ -120,6 +120,8 @@ function describeOperation(server: V4Server, operation: Operation, schemas: Sche
     429,
     500,
     ...(operation.notAvailableOn?.includes(server) ? [501 as const] : []),
+    // Every operation reads or writes storage, which may be full, locked or unreachable.
+    503,
   ];
   return {
     operationId: operation.id,

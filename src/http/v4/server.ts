@@ -18,6 +18,7 @@ import { type Authentication, authenticate } from "../../services/keys.js";
 import type { PaymentProvider } from "../../services/payments.js";
 import type { TradingRuntime } from "../../services/trading.js";
 import { MAX_PAGE_SIZE, type PageRequest } from "../../store/page.js";
+import { isStorageUnavailable } from "../../store/unavailable.js";
 import type { CursorCodec } from "../cursor.js";
 import { queryBinding } from "../cursor.js";
 import { compileInput } from "../input.js";
@@ -29,6 +30,7 @@ import {
   type HttpTimeouts,
   logEachRequest,
   parseJsonBody,
+  STORAGE_RETRY_AFTER_SECONDS,
   serverOptions,
 } from "../transport.js";
 import { failureBody, successBody, successPayload } from "./envelope.js";
@@ -171,6 +173,10 @@ export async function buildV4Server(server: V4Server, deps: V4Dependencies): Pro
     }
     if (status !== undefined && status >= 400 && status < 500) {
       return sendFailure(reply, refuse("InvalidValue", { message: "The request could not be read" }));
+    }
+    if (isStorageUnavailable(error)) {
+      request.log.error({ err: error }, "operation failed: storage is unavailable");
+      return sendFailure(reply, refuse("Unavailable", { meta: { RetryAfterSeconds: STORAGE_RETRY_AFTER_SECONDS } }));
     }
     request.log.error({ err: error }, "operation failed");
     return sendFailure(reply, refuse("Internal"));

@@ -1,4 +1,5 @@
 import { Worker } from "node:worker_threads";
+import { errorCode } from "../unavailable.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
 
 /**
@@ -16,7 +17,13 @@ export interface JournalRequest {
 
 export type JournalReply =
   | { readonly id: number; readonly ok: true; readonly value: CommitOutcome | IdRanges | null }
-  | { readonly id: number; readonly ok: false; readonly message: string };
+  | { readonly id: number; readonly ok: false; readonly message: string; readonly code?: string };
+
+/** What a thread answers for a request that failed: the error's message and its code (SQLITE_FULL, a SQLSTATE...). */
+export function failureReply(id: number, error: unknown): JournalReply {
+  const code = errorCode(error);
+  return { id, ok: false, message: error instanceof Error ? error.message : String(error), ...(code ? { code } : {}) };
+}
 
 /** The journal of the writer thread started from `module` with `workerData`; `beforeClose` runs first at close. */
 export function journalOnThread(module: URL, workerData: unknown, beforeClose?: () => Promise<void>): Journal {
@@ -29,7 +36,8 @@ export function journalOnThread(module: URL, workerData: unknown, beforeClose?: 
     if (!waiter) return;
     waiting.delete(reply.id);
     if (reply.ok) waiter.resolve(reply.value);
-    else waiter.reject(new Error(`journal: ${reply.message}`));
+    // The code goes with it: it tells a full disk or a lost connection from a refused row (unavailable.ts).
+    else waiter.reject(Object.assign(new Error(`journal: ${reply.message}`), reply.code ? { code: reply.code } : {}));
   });
   const failAll = (error: Error) => {
     // An error ends the thread: the exit that follows says less of why.

@@ -2,7 +2,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import pg from "pg";
 import { readInt8AsNumber } from "../pg-types.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
-import type { JournalReply, JournalRequest } from "./journal-thread.js";
+import { failureReply, type JournalReply, type JournalRequest } from "./journal-thread.js";
 import { firstPositionsText, RESERVE_SQL, SESSION_SETTINGS, writeOf } from "./postgres-journal-statements.js";
 
 /**
@@ -115,11 +115,6 @@ parentPort?.on("message", (request: JournalRequest) => {
       parentPort?.postMessage({ id, ok: true, value } satisfies JournalReply);
       if (command.kind === "close") parentPort?.close();
     },
-    (error: unknown) =>
-      parentPort?.postMessage({
-        id,
-        ok: false,
-        message: error instanceof Error ? error.message : String(error),
-      } satisfies JournalReply),
+    (error: unknown) => parentPort?.postMessage(failureReply(id, error)),
   );
 });

@@ -3,7 +3,7 @@ import Database from "better-sqlite3";
 import { configureSqlite } from "../sqlite-settings.js";
 import { ACCOUNT_ORDER_COLUMNS, COPY_SKIP_COLUMNS } from "./autotrade-columns.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, JournalBatch } from "./batch.js";
-import type { JournalReply, JournalRequest } from "./journal-thread.js";
+import { failureReply, type JournalReply, type JournalRequest } from "./journal-thread.js";
 
 /**
  * The SQLite journal's own thread: it owns a connection of its own and
@@ -308,10 +308,6 @@ parentPort?.on("message", (request: JournalRequest) => {
     parentPort?.postMessage({ id, ok: true, value } satisfies JournalReply);
     if (command.kind === "close") parentPort?.close();
   } catch (error) {
-    parentPort?.postMessage({
-      id,
-      ok: false,
-      message: error instanceof Error ? error.message : String(error),
-    } satisfies JournalReply);
+    parentPort?.postMessage(failureReply(id, error));
   }
 });

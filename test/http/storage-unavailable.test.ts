@@ -1,0 +1,153 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import Database from "better-sqlite3";
+import { sql } from "kysely";
+import {
+  BACKENDS,
+  type CallResult,
+  type Population,
+  populate,
+  setClock,
+  startTestService,
+  type TestService,
+} from "../helpers/service.js";
+import { activeOrders, MARKET_OPEN, newOrder, newStrategy, setQuote, stockOrder } from "../helpers/trading.js";
+
+/**
+ * Storage that cannot take writes for a while, as a running service meets it:
+ * on SQLite another writer (an operator's shell, a backup) holding the
+ * database's write lock past the service's wait; on PostgreSQL a full disk,
+ * which PostgreSQL reports as SQLSTATE 53100 (disk_full), raised here by a
+ * trigger exactly as the server raises it when a table cannot grow. Requests
+ * answer 503 with Retry-After, in each API's error shape and without the
+ * storage's own words; nothing is written; once storage takes writes again
+ * the same requests go through.
+ */
+
+const RETRY_AFTER = "5";
+const STORAGE_WORDS = /database is locked|SQLITE|No space left|could not extend/;
+
+/** Makes storage refuse writes until the answered function is called. */
+async function storageRefusingWrites(service: TestService): Promise<() => Promise<void>> {
+  const { location } = service.storage;
+  if (location.backend === "sqlite") {
+    const writer = new Database(location.file);
+    writer.exec("begin immediate");
+    return async () => {
+      writer.exec("rollback");
+      writer.close();
+    };
+  }
+  const db = service.storage.db;
+  await sql`create function disk_full() returns trigger language plpgsql as $$
+      begin raise exception 'could not extend file: No space left on device' using errcode = 'disk_full'; end $$`.execute(
+    db,
+  );
+  for (const table of ["orders", "strategies"]) {
+    await sql
+      .raw(`create trigger disk_full before insert on ${table} for each row execute function disk_full()`)
+      .execute(db);
+  }
+  return async () => {
+    for (const table of ["orders", "strategies"]) await sql.raw(`drop trigger disk_full on ${table}`).execute(db);
+    await sql`drop function disk_full()`.execute(db);
+  };
+}
+
+function assertUnavailable(r: CallResult): void {
+  assert.equal(r.status, 503, r.text);
+  assert.equal(r.headers["retry-after"], RETRY_AFTER);
+  assert.equal(r.json.Results, null);
+  assert.equal(r.json.ResponseStatus.ErrorCode, "503");
+  assert.equal(r.json.ResponseStatus.Message, "ServiceUnavailable");
+  const [entry] = r.json.ResponseStatus.Errors;
+  assert.equal(entry.ErrorCode, "1503");
+  assert.deepEqual(entry.Meta, { RetryAfterSeconds: Number(RETRY_AFTER) });
+  assert.doesNotMatch(r.text, STORAGE_WORDS, "the storage's own words stay in the log");
+}
+
+for (const backend of BACKENDS) {
+  describe(`storage that cannot take writes (${backend})`, () => {
+    let service: TestService;
+    let population: Population;
+    let key: string;
+    before(async () => {
+      service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      population = await populate(service);
+      key = population.keys.personA;
+      await setClock(service, MARKET_OPEN);
+      await setQuote(service, "AAPL", 200, 200.05);
+    });
+    after(() => service.close());
+
+    const addStrategy = () =>
+      service.call("GEN", "POST", "/Strategies/AddStrategy", {
+        key,
+        body: { StrategyName: "Waits for storage", StartingCapital: 100_000 },
+      });
+    const submitSignal = (systemid: number) =>
+      service.call("LEGACY", "POST", "/world/apiv3/submitSignal", {
+        key: null,
+        body: {
+          apikey: key,
+          systemid,
+          signal: { action: "BTO", quant: 3, symbol: "AAPL", typeofsymbol: "stock", limit: 150, duration: "GTC" },
+        },
+      });
+    const strategiesNamed = async (name: string) =>
+      (await service.storage.db.selectFrom("strategies").select("id").where("name", "=", name).execute()).length;
+
+    test("orders, signals and other writes answer 503 with Retry-After, write nothing, and go through once storage is back", async () => {
+      const first = await newStrategy(service, key, 100_000, "First");
+      const second = await newStrategy(service, key, 100_000, "Second");
+      const resting = (strategyId: number) => stockOrder(strategyId, "AAPL", "buy", 5, { OrderType: "2", Limit: 150 });
+      const keyed = { "Idempotency-Key": `unavailable-${backend}` };
+
+      const storageBack = await storageRefusingWrites(service);
+      let answers: CallResult[];
+      try {
+        // Together: the two orders share a batch, which fails whole.
+        answers = await Promise.all([
+          newOrder(service, key, resting(first)),
+          service.call("GEN", "POST", "/Strategies/NewStrategyOrder", {
+            key,
+            body: { Order: resting(second) },
+            headers: keyed,
+          }),
+          submitSignal(first),
+          addStrategy(),
+        ]);
+      } finally {
+        await storageBack();
+      }
+      const [order, keyedOrder, signal, strategy] = answers as [CallResult, CallResult, CallResult, CallResult];
+      assertUnavailable(order);
+      assertUnavailable(keyedOrder);
+      assertUnavailable(strategy);
+      assert.equal(signal.status, 503, signal.text);
+      assert.equal(signal.headers["retry-after"], RETRY_AFTER);
+      assert.equal(signal.json.ok, 0);
+      assert.equal(signal.json.error.title, "Service unavailable");
+      assert.doesNotMatch(signal.text, STORAGE_WORDS);
+
+      assert.deepEqual(await activeOrders(service, key, first), [], "no order or signal was placed");
+      assert.deepEqual(await activeOrders(service, key, second), []);
+      assert.equal(await strategiesNamed("Waits for storage"), 0);
+
+      // Sent again, each goes through; the keyed order runs (its key was not taken by the failure).
+      assert.equal((await newOrder(service, key, resting(first))).status, 200);
+      const again = await service.call("GEN", "POST", "/Strategies/NewStrategyOrder", {
+        key,
+        body: { Order: resting(second) },
+        headers: keyed,
+      });
+      assert.equal(again.status, 200, again.text);
+      assert.equal(again.headers["idempotent-replayed"], undefined);
+      assert.equal((await submitSignal(first)).json.ok, 1);
+      assert.equal((await addStrategy()).status, 200);
+      assert.equal((await activeOrders(service, key, first)).length, 2);
+      assert.equal((await activeOrders(service, key, second)).length, 1);
+      assert.equal(await strategiesNamed("Waits for storage"), 1);
+    });
+  });
+}
