@@ -94,16 +94,19 @@ export async function createCheckout(
       input.count,
     );
     if (!terms.ok) throw refuse("InvalidValue", { field: terms.field, message: terms.message });
-    await refuseLiveReal(tx, personId, strategy.id, nowMs);
 
     const pendingKey = liveKeyOf(personId, strategy.id);
-    const pending = await tx
+    const found = await tx
       .selectFrom("subscription_checkouts")
       .selectAll()
       .where("pending_key", "=", pendingKey)
       .executeTakeFirst();
-    if (pending) {
-      const current = await expireIfDue(tx, pending, nowMs);
+    const current = found && (await expireIfDue(tx, found, nowMs));
+    const stillPending = current !== undefined && current.pending_key !== null;
+    // The subscription a pending checkout made at consent (no access until paid) is that checkout's:
+    // it is answered, superseded or waited for below, never "Already subscribed".
+    await refuseLiveReal(tx, personId, strategy.id, nowMs, stillPending ? current.subscription_id : null);
+    if (current) {
       const sameTerms =
         current.billing_interval === input.interval &&
         current.billing_interval_count === input.count &&
@@ -153,9 +156,16 @@ export async function createCheckout(
   });
 }
 
-async function refuseLiveReal(tx: Tx, personId: number, strategyId: number, nowMs: number): Promise<void> {
+/** Refuses a customer who holds a live real subscription to the strategy, other than the one `ownOfPending` made. */
+async function refuseLiveReal(
+  tx: Tx,
+  personId: number,
+  strategyId: number,
+  nowMs: number,
+  ownOfPending: number | null,
+): Promise<void> {
   const live = await liveSubscription(tx, personId, strategyId, nowMs);
-  if (live?.kind === "real") {
+  if (live?.kind === "real" && live.id !== ownOfPending) {
     throw refuse("AlreadyExists", {
       field: "StrategyId",
       message: "Already subscribed",

@@ -35,16 +35,20 @@ export async function createSite(runtime: Runtime, input: NewSite): Promise<{ re
   if (input.domain !== undefined && !DOMAIN.test(input.domain)) {
     throw refuse("InvalidValue", { field: "Domain", message: `Not a domain name: ${input.domain}` });
   }
-  if (input.supportSiteUrl !== undefined && !isHttpUrl(input.supportSiteUrl)) {
+  // Kept as members' profiles show them: without the spaces around them.
+  const supportSiteUrl = input.supportSiteUrl?.trim();
+  if (supportSiteUrl !== undefined && !isHttpUrl(supportSiteUrl)) {
     throw refuse("InvalidValue", { field: "SupportSiteURL", message: `Not an http(s) URL: ${input.supportSiteUrl}` });
   }
   if (input.supportEmail !== undefined && !checkEmail(input.supportEmail).ok) {
     throw refuse("InvalidValue", { field: "SupportEmail", message: `Not an email address: ${input.supportEmail}` });
   }
-  if (input.supportCompanyName !== undefined && input.supportCompanyName.trim().length > 100) {
+  const supportCompanyName = input.supportCompanyName?.trim();
+  // A blank name is refused as a blank URL or email is: kept empty, it would hide the geo-site's in profiles.
+  if (supportCompanyName !== undefined && (supportCompanyName.length < 1 || supportCompanyName.length > 100)) {
     throw refuse("InvalidValue", {
       field: "SupportCompanyName",
-      message: "SupportCompanyName must be at most 100 characters",
+      message: "SupportCompanyName must be 1 to 100 characters",
     });
   }
   if (input.geoSiteId !== undefined && input.kind !== "whitelabel") {
@@ -65,8 +69,8 @@ export async function createSite(runtime: Runtime, input: NewSite): Promise<{ re
         domain: input.domain?.toLowerCase() ?? null,
         geo_site_id: input.geoSiteId ?? null,
         created_at: runtime.clock.nowMs(),
-        support_company_name: input.supportCompanyName?.trim() ?? null,
-        support_site_url: input.supportSiteUrl ?? null,
+        support_company_name: supportCompanyName ?? null,
+        support_site_url: supportSiteUrl ?? null,
         support_email: input.supportEmail?.trim().toLowerCase() ?? null,
       })
       .returning("id")

@@ -70,8 +70,12 @@ export function endpointUrl(text: string, sandbox: boolean): string {
       });
     }
   }
+  // Judged as kept: a space, and each UTF-8 byte of a character outside ASCII, is three characters percent-encoded.
   if (url.href.length > MAX_URL_LENGTH) {
-    throw refuse("InvalidValue", { field: "Url", message: `Url is longer than ${MAX_URL_LENGTH} characters` });
+    throw refuse("InvalidValue", {
+      field: "Url",
+      message: `Url is ${url.href.length} characters percent-encoded, as it is kept: at most ${MAX_URL_LENGTH}`,
+    });
   }
   return url.href;
 }
