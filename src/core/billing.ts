@@ -43,8 +43,3 @@ export function retryAt(failedAtMs: number, failures: number): number | null {
   const delay = RETRY_DELAYS_MS[failures - 1];
   return delay === undefined ? null : failedAtMs + delay;
 }
-
-/** A term of access granted until a date, or for whole months from a start. */
-export function grantEnd(fromMs: number, term: { readonly months: number } | { readonly untilMs: number }): number {
-  return "months" in term ? addMonths(fromMs, term.months) : term.untilMs;
-}

@@ -182,9 +182,12 @@ for (const backend of BACKENDS) {
         },
         async () => {
           const failed = await pay(ApprovalUrl);
-          // A failure of the service, not a refusal of the customer's (today a JSON 500 to the browser's
-          // form post; see the report): no details leak.
-          assert.ok(failed.status >= 500, failed.text);
+          // A failure of the service, not a refusal of the customer's: the browser gets the page as it
+          // stands, saying so, and no details leak.
+          assert.equal(failed.status, 503, failed.text);
+          assert.match(String(failed.headers["content-type"]), /^text\/html/);
+          assert.match(failed.text, /id="error"[^>]*>This could not be finished just now/);
+          assert.match(failed.text, /data-status="Processing"/);
           assert.doesNotMatch(failed.text, /ETIMEDOUT/);
         },
       );

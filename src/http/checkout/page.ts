@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
 import { Refusal } from "../../core/errors.js";
 import { checkoutPage, declineCheckout, payCheckout } from "../../services/checkout.js";
 import type { PaymentProvider } from "../../services/payments.js";
@@ -34,6 +34,9 @@ const HEADERS = {
     "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
 };
 
+const UNFINISHED =
+  "This could not be finished just now. Nothing is charged twice: try again in a few seconds, or check this page again.";
+
 const html = (reply: FastifyReply, status: number, body: string) => reply.code(status).headers(HEADERS).send(body);
 
 /** Adds the page to the general server; answers the server. */
@@ -53,7 +56,7 @@ export function registerCheckoutPage(app: FastifyInstance, deps: CheckoutPageDep
       try {
         await act(token, fields);
       } catch (error) {
-        if (!(error instanceof Refusal)) throw error;
+        if (!(error instanceof Refusal)) return failed(request.log, reply, token, error);
         const message = error.message;
         const page = await checkoutPage(deps.runtime, token);
         if (!page) return html(reply, 404, notFoundHtml());
@@ -65,6 +68,18 @@ export function registerCheckoutPage(app: FastifyInstance, deps: CheckoutPageDep
       }
       return reply.code(303).header("Location", `/Checkout/${token}`).header("Cache-Control", "no-store").send();
     });
+
+  /**
+   * The service failed the form (the payment provider or storage did not
+   * answer): the customer's browser gets the page as it stands, saying so,
+   * not the API's JSON. The checkout is as its last step left it, and paying
+   * again asks the provider for the same charge, so nothing is charged twice.
+   */
+  async function failed(log: FastifyBaseLogger, reply: FastifyReply, token: string, error: unknown) {
+    log.error({ err: error }, "checkout form failed");
+    const page = await checkoutPage(deps.runtime, token).catch(() => undefined);
+    return html(reply, 503, page ? checkoutHtml(page, `/Checkout/${token}`, UNFINISHED) : refusedHtml(UNFINISHED));
+  }
 
   const payWith = (event: "pay" | "confirm") => (token: string, fields: URLSearchParams) =>
     payCheckout({ ...deps.runtime, payments: deps.payments }, token, fields.get("form_token") ?? "", {
