@@ -3,6 +3,15 @@ import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
 import {
+  approvalStatus,
+  follower,
+  formTokenOf,
+  openPage,
+  requested,
+  startBody,
+  submitForm,
+} from "../helpers/approvals.js";
+import {
   BACKENDS,
   type CallResult,
   type Population,
@@ -27,6 +36,9 @@ import { activeOrders, MARKET_OPEN, newOrder, newStrategy, setQuote, stockOrder 
 const RETRY_AFTER = "5";
 const STORAGE_WORDS = /database is locked|SQLITE|No space left|could not extend/;
 
+/** The tables the scenarios write, whose growth PostgreSQL refuses. */
+const TABLES = ["orders", "strategies", "autotrade_approvals"];
+
 /** Makes storage refuse writes until the answered function is called. */
 async function storageRefusingWrites(service: TestService): Promise<() => Promise<void>> {
   const { location } = service.storage;
@@ -43,13 +55,13 @@ async function storageRefusingWrites(service: TestService): Promise<() => Promis
       begin raise exception 'could not extend file: No space left on device' using errcode = 'disk_full'; end $$`.execute(
     db,
   );
-  for (const table of ["orders", "strategies"]) {
+  for (const table of TABLES) {
     await sql
-      .raw(`create trigger disk_full before insert on ${table} for each row execute function disk_full()`)
+      .raw(`create trigger disk_full before insert or update on ${table} for each row execute function disk_full()`)
       .execute(db);
   }
   return async () => {
-    for (const table of ["orders", "strategies"]) await sql.raw(`drop trigger disk_full on ${table}`).execute(db);
+    for (const table of TABLES) await sql.raw(`drop trigger disk_full on ${table}`).execute(db);
     await sql`drop function disk_full()`.execute(db);
   };
 }
@@ -148,6 +160,30 @@ for (const backend of BACKENDS) {
       assert.equal((await activeOrders(service, key, first)).length, 2);
       assert.equal((await activeOrders(service, key, second)).length, 1);
       assert.equal(await strategiesNamed("Waits for storage"), 1);
+    });
+
+    test("a customer's page whose form storage cannot take answers as the page, 503, and the form works once storage is back", async () => {
+      const f = await follower(service, population);
+      const { ApprovalUrl, ApprovalRequestId } = await requested(service, population, startBody(f));
+      const shown = await openPage(service, ApprovalUrl);
+      const fields = { form_token: formTokenOf(shown.text) };
+      const storageBack = await storageRefusingWrites(service);
+      let failed: CallResult;
+      try {
+        failed = await submitForm(service, ApprovalUrl, "decline", fields);
+      } finally {
+        await storageBack();
+      }
+      assert.equal(failed.status, 503, failed.text);
+      assert.match(String(failed.headers["content-type"]), /^text\/html/);
+      assert.match(failed.text, /This could not be finished just now/);
+      // Where the page can still be read (PostgreSQL refuses only writes here) it is shown as it stands;
+      // under SQLite's held lock reading it waits too, and the message stands alone.
+      if (backend === "postgres") assert.match(failed.text, /name="form_token"/, "the page, its forms still there");
+      assert.doesNotMatch(failed.text, STORAGE_WORDS);
+      assert.equal((await approvalStatus(service, population, ApprovalRequestId)).Status, "PendingCustomer");
+      assert.equal((await submitForm(service, ApprovalUrl, "decline", fields)).status, 303);
+      assert.equal((await approvalStatus(service, population, ApprovalRequestId)).Status, "Failed");
     });
   });
 }

@@ -1,8 +1,9 @@
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply } from "fastify";
+import type { FastifyBaseLogger, FastifyInstance } from "fastify";
 import { Refusal } from "../../core/errors.js";
 import { switchOn } from "../../services/autotrade-approval-switch.js";
 import { approvalPage, approvalPath, approveApproval, declineApproval } from "../../services/autotrade-approvals.js";
 import type { Runtime } from "../../services/runtime.js";
+import { failedForm, html, PAGE_TOKEN, UNFINISHED } from "../customer-page.js";
 import { approvalHtml, notFoundHtml, refusedHtml } from "./html.js";
 
 /**
@@ -14,27 +15,11 @@ import { approvalHtml, notFoundHtml, refusedHtml } from "./html.js";
  * forms carry the request's form token, which a page elsewhere cannot read.
  */
 
-/** Page tokens are 43 base64url characters (an HMAC-SHA256). */
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
-const HEADERS = {
-  "Content-Type": "text/html; charset=utf-8",
-  "Cache-Control": "no-store",
-  // The token is in the address: no page the customer goes on to may learn it.
-  "Referrer-Policy": "no-referrer",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-  "Content-Security-Policy":
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-};
-
-const html = (reply: FastifyReply, status: number, body: string) => reply.code(status).headers(HEADERS).send(body);
-
 /** Adds the page to the white-label server; answers the server. */
 export function registerApprovalPage(app: FastifyInstance, runtime: Runtime): FastifyInstance {
   app.get<{ Params: { token: string } }>("/Approvals/:token", async (request, reply) => {
     const { token } = request.params;
-    const page = TOKEN.test(token) ? await approvalPage(runtime, token) : undefined;
+    const page = PAGE_TOKEN.test(token) ? await approvalPage(runtime, token) : undefined;
     if (!page) return html(reply, 404, notFoundHtml());
     return html(reply, 200, approvalHtml(page, approvalPath(token)));
   });
@@ -45,12 +30,18 @@ export function registerApprovalPage(app: FastifyInstance, runtime: Runtime): Fa
   ) =>
     app.post<{ Params: { token: string } }>(`/Approvals/:token/${name}`, async (request, reply) => {
       const { token } = request.params;
-      if (!TOKEN.test(token)) return html(reply, 404, notFoundHtml());
+      if (!PAGE_TOKEN.test(token)) return html(reply, 404, notFoundHtml());
       const fields = new URLSearchParams(typeof request.body === "string" ? request.body : "");
       try {
         await act(token, fields, request.log);
       } catch (error) {
-        if (!(error instanceof Refusal)) throw error;
+        if (!(error instanceof Refusal)) {
+          const page = async () => {
+            const shown = await approvalPage(runtime, token);
+            return shown && approvalHtml(shown, approvalPath(token), UNFINISHED);
+          };
+          return failedForm(request.log, reply, error, page, refusedHtml(UNFINISHED));
+        }
         const page = await approvalPage(runtime, token);
         if (!page) return html(reply, 404, notFoundHtml());
         return html(

@@ -7,6 +7,7 @@ import {
   confirmationPath,
   decideHeldCopy,
 } from "../../services/autotrade-confirmations.js";
+import { failedForm, html, PAGE_TOKEN, UNFINISHED } from "../customer-page.js";
 import { closedHtml, confirmationHtml, DONE, refusedHtml } from "./html.js";
 
 /**
@@ -18,29 +19,13 @@ import { closedHtml, confirmationHtml, DONE, refusedHtml } from "./html.js";
  * the link's form token, which a page elsewhere cannot read.
  */
 
-/** Page tokens are 43 base64url characters (an HMAC-SHA256). */
-const TOKEN = /^[A-Za-z0-9_-]{43}$/;
-
-const HEADERS = {
-  "Content-Type": "text/html; charset=utf-8",
-  "Cache-Control": "no-store",
-  // The token is in the address: no page the customer goes on to may learn it.
-  "Referrer-Policy": "no-referrer",
-  "X-Content-Type-Options": "nosniff",
-  "X-Frame-Options": "DENY",
-  "Content-Security-Policy":
-    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-};
-
-const html = (reply: FastifyReply, status: number, body: string) => reply.code(status).headers(HEADERS).send(body);
-
 /** Adds the page to a server; answers the server. */
 export function registerConfirmationPage(
   app: FastifyInstance,
   deps: ConfirmationDeps & { readonly desk: ConfirmationDesk },
 ): FastifyInstance {
   const show = async (reply: FastifyReply, token: string, status: number, shown: { note?: string; error?: string }) => {
-    const page = TOKEN.test(token) ? await confirmationPage(deps, deps.desk, token) : undefined;
+    const page = PAGE_TOKEN.test(token) ? await confirmationPage(deps, deps.desk, token) : undefined;
     if (!page) return html(reply, 404, closedHtml("unknown"));
     // The last copy's decision spends the link: its redirect still says what was done.
     if (page.state !== "live")
@@ -61,7 +46,7 @@ export function registerConfirmationPage(
   for (const name of ["confirm", "discard"] as const) {
     app.post<{ Params: { token: string } }>(`/Confirmations/:token/${name}`, async (request, reply) => {
       const { token } = request.params;
-      if (!TOKEN.test(token)) return html(reply, 404, closedHtml("unknown"));
+      if (!PAGE_TOKEN.test(token)) return html(reply, 404, closedHtml("unknown"));
       const fields = new URLSearchParams(typeof request.body === "string" ? request.body : "");
       try {
         await decideHeldCopy(deps, deps.desk, token, {
@@ -70,7 +55,15 @@ export function registerConfirmationPage(
           confirmed: name === "confirm",
         });
       } catch (error) {
-        if (!(error instanceof Refusal)) throw error;
+        if (!(error instanceof Refusal)) {
+          const page = async () => {
+            const shown = await confirmationPage(deps, deps.desk, token);
+            return shown?.state === "live"
+              ? confirmationHtml(shown, confirmationPath(token), { error: UNFINISHED })
+              : undefined;
+          };
+          return failedForm(request.log, reply, error, page, refusedHtml(UNFINISHED));
+        }
         if (error.status === 403) return html(reply, 403, refusedHtml(error.message));
         return show(reply, token, error.status, { error: error.message });
       }
