@@ -114,6 +114,11 @@ for (const backend of BACKENDS) {
         all.map((o) => o.OrderStatus),
         ["2", "4", "4", "4", "4", "4"],
       );
+      // Each was at the broker: its cancel's reason is kept once the broker confirms it.
+      assert.deepEqual(
+        all.slice(1).map((o) => o.Info),
+        Array(5).fill("Canceled by the customer"),
+      );
       // Pages of two, forward then back.
       const page = (extra: Record<string, string>) =>
         accountQuery(service, p.keys.personB, "GET", "GetAutotradeHistoricalOrders", {

@@ -765,6 +765,7 @@ export class AutotradeDesk implements SetupListener {
       return;
     }
     if (!this.#apply(account, held, "cancelRequested", null)) return;
+    held.cancelReason = reason;
     const port = this.ports.get(account.brokerId);
     if (!port) return;
     this.#queue(account, async () => {
@@ -888,7 +889,7 @@ export class AutotradeDesk implements SetupListener {
         this.#apply(account, held, "rejected", report.reason);
         return;
       case "canceled":
-        this.#apply(account, held, "canceled", report.reason);
+        this.#apply(account, held, "canceled", report.reason ?? held.cancelReason ?? null);
         return;
       case "cancelRejected":
         this.#apply(account, held, "cancelRejected", report.reason);

@@ -40,6 +40,8 @@ export interface HeldOrder {
   asking: boolean;
   /** The broker's ids of the fills applied (a fill heard twice counts once). */
   readonly fillIds: Set<string>;
+  /** Why a cancel asked of the broker was asked: the order's reason once the broker confirms it, unless the broker gives its own. */
+  cancelReason?: string;
 }
 
 /**
