@@ -155,8 +155,13 @@ async function openPostgres(
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    // Operators (and tests) find the service's connections in pg_stat_activity by this name.
+    application_name: `strategy-hub ${schema ?? ""}`.trimEnd(),
     ...(options ? { options } : {}),
   });
+  // An idle connection the server ends (a restart, a failover, an administrator) is dropped
+  // from the pool, which opens another when asked; unheard, the pool's 'error' would end the process.
+  pool.on("error", () => undefined);
   if (schema) {
     const client = await pool.connect();
     try {

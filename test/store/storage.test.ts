@@ -185,6 +185,29 @@ for (const backend of BACKENDS) {
     }
 
     if (backend === "postgres") {
+      test("an idle connection the server ends (a restart, an administrator) is let go: the process lives on and the next query opens another", async () => {
+        const storage = await fresh.openAnother();
+        try {
+          const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(storage.db)).rows[0]?.pid;
+          assert.ok(pid, "the pool's connection, idle once it has answered");
+          const names = await sql<{ name: string }>`
+            select application_name as name from pg_stat_activity where pid = ${pid}`.execute(fresh.storage.db);
+          assert.match(names.rows[0]?.name ?? "", /^strategy-hub /, "named for operators");
+          await sql`select pg_terminate_backend(${pid})`.execute(fresh.storage.db);
+          await until(
+            async () =>
+              (await sql`select 1 from pg_stat_activity where pid = ${pid}`.execute(fresh.storage.db)).rows.length ===
+              0,
+          );
+          // The server's goodbye reaches the idle connection's socket: it must not end this process.
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          const again = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(storage.db)).rows[0]?.pid;
+          assert.ok(again !== undefined && again !== pid, "another connection");
+        } finally {
+          await storage.close();
+        }
+      });
+
       test("a lost LISTEN connection comes back by itself, telling its listener; closing storage ends it", async () => {
         const storage = await fresh.openAnother();
         const heard: string[] = [];

@@ -18,6 +18,8 @@ function connectionJournal(url: string, options: string | undefined, origin: str
     connecting ??= (async () => {
       const fresh = new pg.Client({
         connectionString: url,
+        // Operators find the journal's connection in pg_stat_activity by this name.
+        application_name: "strategy-hub journal",
         ...(options ? { options } : {}),
       });
       // A lost connection is made again for the next batch.
