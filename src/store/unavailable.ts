@@ -16,10 +16,11 @@ const SQLITE_UNAVAILABLE = /^SQLITE_(FULL|IOERR|BUSY|LOCKED|CANTOPEN|NOMEM|READO
  * PostgreSQL's SQLSTATEs: connection exceptions (08), insufficient resources
  * (53: disk full, out of memory, too many connections), operator intervention
  * (57P01 admin shutdown, 57P02 crash shutdown, 57P03 cannot connect now),
- * system errors (58: I/O), and a serialization failure or deadlock (40001,
- * 40P01), which a later try passes.
+ * system errors (58: I/O), a lock not had within the journal's lock_timeout
+ * (55P03), and a serialization failure or deadlock (40001, 40P01), which a
+ * later try passes.
  */
-const PG_UNAVAILABLE = /^(08...|53...|57P0[1-3]|58...|40001|40P01)$/;
+const PG_UNAVAILABLE = /^(08...|53...|57P0[1-3]|58...|55P03|40001|40P01)$/;
 
 /** The socket's errors when the database server cannot be reached or goes away. */
 const NETWORK_UNAVAILABLE = new Set([

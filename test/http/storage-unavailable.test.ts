@@ -162,6 +162,32 @@ for (const backend of BACKENDS) {
       assert.equal(await strategiesNamed("Waits for storage"), 1);
     });
 
+    if (backend === "postgres") {
+      test("a table another session keeps locked: the order waits 5 s for it, answers 503, and goes through once the lock is let go", async () => {
+        const strategyId = await newStrategy(service, key, 100_000, "Locked Out");
+        const other = await service.storage.db.connection().execute(async (db) => {
+          await sql`begin`.execute(db);
+          await sql`lock table orders in exclusive mode`.execute(db);
+          try {
+            return await newOrder(
+              service,
+              key,
+              stockOrder(strategyId, "AAPL", "buy", 2, { OrderType: "2", Limit: 150 }),
+            );
+          } finally {
+            await sql`rollback`.execute(db);
+          }
+        });
+        assertUnavailable(other);
+        assert.deepEqual(await activeOrders(service, key, strategyId), []);
+        assert.equal(
+          (await newOrder(service, key, stockOrder(strategyId, "AAPL", "buy", 2, { OrderType: "2", Limit: 150 })))
+            .status,
+          200,
+        );
+      });
+    }
+
     test("a customer's page whose form storage cannot take answers as the page, 503, and the form works once storage is back", async () => {
       const f = await follower(service, population);
       const { ApprovalUrl, ApprovalRequestId } = await requested(service, population, startBody(f));

@@ -64,6 +64,7 @@ describe("storage unavailable or the work wrong", () => {
       "08006",
       "57P01",
       "58030",
+      "55P03",
       "40001",
       "40P01",
       "ECONNRESET",

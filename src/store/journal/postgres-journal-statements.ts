@@ -409,8 +409,15 @@ export const RESERVE_SQL = "select nextval(pg_get_serial_sequence($1, 'id'))::bi
  * The write is planned once, generically, not anew for each batch's arrays:
  * planning its sixteen CTEs took 0.7 ms of a batch's 4.5 (25 orders), and
  * whatever the arrays hold, the plan looks each row up by key.
+ *
+ * A lock another session holds (an operator's LOCK TABLE, a forgotten open
+ * transaction) is waited for 5 s, as SQLite waits for its write lock, not for
+ * ever: every account's trading waits on the batch in flight, so the batch
+ * fails instead (55P03, answered 503 with Retry-After). The batch's own
+ * account locks are held for milliseconds.
  */
-export const SESSION_SETTINGS = "set enable_seqscan = off; set plan_cache_mode = force_generic_plan";
+export const SESSION_SETTINGS =
+  "set enable_seqscan = off; set plan_cache_mode = force_generic_plan; set lock_timeout = '5s'";
 
 /** The column arrays of rows, in the columns' order. */
 function arrays(rows: readonly object[], columns: readonly Column[]): unknown[][] {
