@@ -53,6 +53,10 @@ export function namedStatementPool(pool: pg.Pool, perConnection = DEFAULT_PER_CO
   };
 
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
+    // A connection lost while lent out (the server ended it, the network went) fails its queries,
+    // which their callers hear; its 'error' event, which the pool listens to only while the
+    // connection idles, would otherwise end the process. The pool drops it when it comes back.
+    client.on("error", () => undefined);
     const named = new Set<string>();
     const query = (text: string, parameters: readonly unknown[]) => {
       const values = [...parameters];

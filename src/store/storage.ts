@@ -4,6 +4,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect } from "kysely";
 import pg from "pg";
 import { Listeners, type OnListening } from "./listener.js";
+import { PG_CONNECT_TIMEOUT_MS } from "./pg-connect.js";
 import { namedStatementPool } from "./pg-named-statements.js";
 import { readInt8AsNumber } from "./pg-types.js";
 import type { Database } from "./schema.js";
@@ -155,6 +156,8 @@ async function openPostgres(
   const pool = new pg.Pool({
     connectionString: url,
     max: poolSize,
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
     // Operators (and tests) find the service's connections in pg_stat_activity by this name.
     application_name: `strategy-hub ${schema ?? ""}`.trimEnd(),
     ...(options ? { options } : {}),
@@ -177,6 +180,7 @@ async function openPostgres(
         connectionString: url,
         // TCP keep-alive: a peer gone without a word still ends the connection, so it is retried.
         keepAlive: true,
+        connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
         // Operators (and tests) find the listeners of a deployment in pg_stat_activity by this name.
         application_name: `strategy-hub listener ${schema ?? ""}`.trimEnd(),
         ...(options ? { options } : {}),

@@ -33,9 +33,13 @@ const NETWORK_UNAVAILABLE = new Set([
   "EAI_AGAIN",
 ]);
 
-/** node-postgres says a lost or unopenable connection in words, without a code. */
+/**
+ * node-postgres says a lost or unopenable connection in words, without a code:
+ * a client's connect past its timeout is "timeout expired", the pool's
+ * "timeout exceeded when trying to connect".
+ */
 const PG_CONNECTION_LOST =
-  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error)/;
+  /^(Connection terminated|timeout exceeded when trying to connect|timeout expired$|Client has encountered a connection error)/;
 
 /** The code an error carries, if any: the journal's thread sends it across with the message. */
 export function errorCode(error: unknown): string | undefined {

@@ -1,7 +1,9 @@
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
+import { openStorage } from "../../src/store/storage.js";
 import {
   approvalStatus,
   follower,
@@ -14,6 +16,7 @@ import {
 import {
   BACKENDS,
   type CallResult,
+  dropTestSchema,
   type Population,
   populate,
   setClock,
@@ -66,6 +69,57 @@ async function storageRefusingWrites(service: TestService): Promise<() => Promis
   };
 }
 
+/** A TCP way to PostgreSQL that can become a black hole: connections accepted and never answered, as a dead host behind a firewall. */
+async function passageTo(url: string) {
+  const target = new URL(url);
+  const sockets = new Set<net.Socket>();
+  let open = true;
+  const server = net.createServer((client) => {
+    sockets.add(client);
+    client.on("error", () => undefined);
+    client.on("close", () => sockets.delete(client));
+    if (!open) return;
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    sockets.add(upstream);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    upstream.on("error", end);
+    upstream.on("close", end);
+    client.on("close", end);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as net.AddressInfo;
+  const cut = (nowOpen: boolean) => {
+    open = nowOpen;
+    for (const socket of sockets) socket.destroy();
+  };
+  return {
+    url: Object.assign(new URL(url), { hostname: "127.0.0.1", port: String(port) }).href,
+    blackHole: () => cut(false),
+    reopen: () => cut(true),
+    close: async () => {
+      cut(false);
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Fails the test rather than waiting for ever on an answer that does not come. */
+async function within<T>(ms: number, what: string, work: Promise<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 function assertUnavailable(r: CallResult): void {
   assert.equal(r.status, 503, r.text);
   assert.equal(r.headers["retry-after"], RETRY_AFTER);
@@ -76,6 +130,62 @@ function assertUnavailable(r: CallResult): void {
   assert.equal(entry.ErrorCode, "1503");
   assert.deepEqual(entry.Meta, { RetryAfterSeconds: Number(RETRY_AFTER) });
   assert.doesNotMatch(r.text, STORAGE_WORDS, "the storage's own words stay in the log");
+}
+
+if (BACKENDS.includes("postgres")) {
+  describe("PostgreSQL that stops answering (a dead host behind a black hole)", () => {
+    test("requests answer 503 in seconds instead of hanging, and go through once it answers again", async () => {
+      const direct = process.env.DATABASE_URL as string;
+      const passage = await passageTo(direct);
+      const schema = `t_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+      const storage = await openStorage({ databaseUrl: passage.url, dataDir: "", pgSchema: schema });
+      const service = await startTestService("postgres", {
+        marketFeed: { kind: "manual" },
+        storage: {
+          storage,
+          env: { DATABASE_URL: passage.url, PGOPTIONS: `-c search_path=${schema}` },
+          openAnother: () => openStorage({ databaseUrl: passage.url, dataDir: "", pgSchema: schema }),
+          async dispose() {
+            await storage.close();
+            const cleanup = await openStorage({ databaseUrl: direct, dataDir: "" });
+            try {
+              await dropTestSchema(cleanup.db, schema);
+            } finally {
+              await cleanup.close();
+            }
+          },
+        },
+      });
+      try {
+        const key = (await populate(service)).keys.personA;
+        await setClock(service, MARKET_OPEN);
+        const strategyId = await newStrategy(service, key);
+        const resting = stockOrder(strategyId, "AAPL", "buy", 1, { OrderType: "2", Limit: 150 });
+        assert.equal((await newOrder(service, key, resting)).status, 200);
+
+        passage.blackHole();
+        assertUnavailable(await within(30_000, "an order", newOrder(service, key, resting)));
+        assertUnavailable(
+          await within(
+            30_000,
+            "AddStrategy",
+            service.call("GEN", "POST", "/Strategies/AddStrategy", {
+              key,
+              body: { StrategyName: "In the dark", StartingCapital: 100_000 },
+            }),
+          ),
+        );
+
+        passage.reopen();
+        assert.equal((await newOrder(service, key, resting)).status, 200);
+        assert.equal((await activeOrders(service, key, strategyId)).length, 2);
+      } finally {
+        passage.reopen();
+        await service.close();
+        await passage.close();
+      }
+    });
+  });
 }
 
 for (const backend of BACKENDS) {

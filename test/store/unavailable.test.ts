@@ -88,6 +88,7 @@ describe("storage unavailable or the work wrong", () => {
     assert.equal(isStorageUnavailable(withCode("SQLITE_FULL", "journal: database or disk is full")), true);
     assert.equal(isStorageUnavailable(new Error("journal: Connection terminated unexpectedly")), true);
     assert.equal(isStorageUnavailable(new Error("timeout exceeded when trying to connect")), true);
+    assert.equal(isStorageUnavailable(new Error("journal: timeout expired")), true);
     assert.equal(isStorageUnavailable(new AggregateError([withCode("ECONNREFUSED")])), true);
     assert.equal(isStorageUnavailable(new Error("wrapped", { cause: withCode("53100") })), true);
     // A message alone never makes a refusal or a bug look like unavailability.

@@ -1,6 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import pg from "pg";
 import { readInt8AsNumber } from "../pg-types.js";
+import { PG_CONNECT_TIMEOUT_MS } from "../pg-connect.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
 import { failureReply, type JournalReply, type JournalRequest } from "./journal-thread.js";
 import { firstPositionsText, RESERVE_SQL, SESSION_SETTINGS, writeOf } from "./postgres-journal-statements.js";
@@ -18,6 +19,8 @@ function connectionJournal(url: string, options: string | undefined, origin: str
     connecting ??= (async () => {
       const fresh = new pg.Client({
         connectionString: url,
+        connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+        keepAlive: true,
         // Operators find the journal's connection in pg_stat_activity by this name.
         application_name: "strategy-hub journal",
         ...(options ? { options } : {}),
