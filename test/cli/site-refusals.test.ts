@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { createSite } from "../../src/services/sites.js";
-import { assertSucceeded, type CliRun, childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { assertCliRefused, assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import { BACKENDS, startTestService, type TestService } from "../helpers/service.js";
+import { rowCount } from "../helpers/store-rows.js";
 
 /**
  * `site create` and `platform create` as an operator gives them wrong: each
@@ -26,28 +27,12 @@ for (const backend of BACKENDS) {
     });
     after(() => service.close());
 
-    const count = async (table: "sites" | "platforms") =>
-      Number(
-        (
-          await service.storage.db
-            .selectFrom(table)
-            .select((eb) => eb.fn.countAll<string | number>().as("n"))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
-    /** A refused command: exit 1 and one JSON error naming the field. */
-    const refusedNaming = (run: CliRun, field: string, message: RegExp) => {
-      assert.equal(run.code, 1, `${run.stdout}${run.stderr}`);
-      const { Error: error } = onlyJson(run);
-      assert.equal(error.Field, field, run.stdout);
-      assert.match(error.Message, message);
-    };
     const siteCreate = (...options: string[]) => cli("site", "create", "--kind", "whitelabel", ...options, "--json");
 
     test("a name blank or over 100 characters is refused naming Name", async () => {
-      const before = await count("sites");
+      const before = await rowCount(service.storage, "sites");
       for (const name of ["   ", "n".repeat(101)]) {
-        refusedNaming(await siteCreate("--name", name), "Name", /1 to 100 characters/);
+        assertCliRefused(await siteCreate("--name", name), "Name", /1 to 100 characters/);
       }
       // 100 characters, spaces around them trimmed, is a name.
       const made = await siteCreate("--name", ` ${"n".repeat(100)} `);
@@ -58,11 +43,11 @@ for (const backend of BACKENDS) {
         .where("id", "=", onlyJson(made).Id)
         .executeTakeFirstOrThrow();
       assert.equal(row.name, "n".repeat(100));
-      assert.equal(await count("sites"), before + 1);
+      assert.equal(await rowCount(service.storage, "sites"), before + 1);
     });
 
     test("a domain that is not a host name is refused naming Domain", async () => {
-      const before = await count("sites");
+      const before = await rowCount(service.storage, "sites");
       for (const domain of [
         "acme",
         "https://acme.example.com",
@@ -72,35 +57,35 @@ for (const backend of BACKENDS) {
         `${"a".repeat(64)}.example.com`,
         "",
       ]) {
-        refusedNaming(await siteCreate("--name", "Acme", `--domain=${domain}`), "Domain", /Not a domain name/);
+        assertCliRefused(await siteCreate("--name", "Acme", `--domain=${domain}`), "Domain", /Not a domain name/);
       }
-      assert.equal(await count("sites"), before);
+      assert.equal(await rowCount(service.storage, "sites"), before);
     });
 
     test("support contacts that are not a URL, an email address or a company name are refused naming each", async () => {
-      const before = await count("sites");
+      const before = await rowCount(service.storage, "sites");
       for (const url of ["not a url", "ftp://files.example.com/", "mailto:help@example.com", "https://", ""]) {
-        refusedNaming(
+        assertCliRefused(
           await siteCreate("--name", "Acme", "--support-url", url),
           "SupportSiteURL",
           /Not an http\(s\) URL/,
         );
       }
       for (const email of ["help at example.com", "help@", ""]) {
-        refusedNaming(
+        assertCliRefused(
           await siteCreate("--name", "Acme", "--support-email", email),
           "SupportEmail",
           /Not an email address/,
         );
       }
       for (const company of ["c".repeat(101), "   ", ""]) {
-        refusedNaming(
+        assertCliRefused(
           await siteCreate("--name", "Acme", "--support-company", company),
           "SupportCompanyName",
           /1 to 100 characters/,
         );
       }
-      assert.equal(await count("sites"), before);
+      assert.equal(await rowCount(service.storage, "sites"), before);
     });
 
     test("support contacts are kept as members' profiles show them: trimmed, and a site without its own shows its geo-site's", async () => {
@@ -155,19 +140,19 @@ for (const backend of BACKENDS) {
     });
 
     test("--geo on a geo-site, an unknown geo-site or a white-label one is refused naming GeoSiteId", async () => {
-      const before = await count("sites");
-      refusedNaming(
+      const before = await rowCount(service.storage, "sites");
+      assertCliRefused(
         await cli("site", "create", "--kind", "geo", "--name", "Nested Geo", "--geo", String(geoId), "--json"),
         "GeoSiteId",
         /Only a white-label site belongs to a geo-site/,
       );
-      refusedNaming(await siteCreate("--name", "Lost", "--geo", "999999"), "GeoSiteId", /No geo-site 999999/);
-      refusedNaming(
+      assertCliRefused(await siteCreate("--name", "Lost", "--geo", "999999"), "GeoSiteId", /No geo-site 999999/);
+      assertCliRefused(
         await siteCreate("--name", "Lost", "--geo", String(whiteLabelId)),
         "GeoSiteId",
         new RegExp(`No geo-site ${whiteLabelId}`),
       );
-      assert.equal(await count("sites"), before);
+      assert.equal(await rowCount(service.storage, "sites"), before);
       // The geo-site itself is a home for it.
       const inside = await siteCreate("--name", "Inside", "--geo", String(geoId));
       assertSucceeded(inside);
@@ -180,8 +165,8 @@ for (const backend of BACKENDS) {
     });
 
     test("the first fault is the one named; without --json it is one line on stderr, no stack trace", async () => {
-      const before = await count("sites");
-      refusedNaming(
+      const before = await rowCount(service.storage, "sites");
+      assertCliRefused(
         await siteCreate("--name", "Acme", "--domain", "acme", "--support-email", "nope", "--geo", "999999"),
         "Domain",
         /Not a domain name: acme/,
@@ -190,22 +175,22 @@ for (const backend of BACKENDS) {
       assert.equal(text.code, 1);
       assert.equal(text.stdout, "");
       assert.equal(text.stderr, "Not an http(s) URL: nope\n");
-      assert.equal(await count("sites"), before);
+      assert.equal(await rowCount(service.storage, "sites"), before);
     });
 
     test("platform create: a blank or too long name, an unknown or geo site are refused; no platform is made", async () => {
-      const before = await count("platforms");
+      const before = await rowCount(service.storage, "platforms");
       for (const name of ["  ", "p".repeat(101)]) {
-        refusedNaming(await cli("platform", "create", "--name", name, "--json"), "Name", /1 to 100 characters/);
+        assertCliRefused(await cli("platform", "create", "--name", name, "--json"), "Name", /1 to 100 characters/);
       }
       for (const site of ["999999", String(geoId)]) {
-        refusedNaming(
+        assertCliRefused(
           await cli("platform", "create", "--name", "Broker platform", "--site", site, "--json"),
           "WhiteLabelSiteId",
           new RegExp(`No white-label site ${site}`),
         );
       }
-      assert.equal(await count("platforms"), before);
+      assert.equal(await rowCount(service.storage, "platforms"), before);
       const made = await cli(
         "platform",
         "create",
@@ -216,7 +201,7 @@ for (const backend of BACKENDS) {
         "--json",
       );
       assertSucceeded(made);
-      assert.equal(await count("platforms"), before + 1);
+      assert.equal(await rowCount(service.storage, "platforms"), before + 1);
     });
   });
 }

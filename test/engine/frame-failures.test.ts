@@ -3,8 +3,9 @@ import { describe, test } from "node:test";
 import { sql } from "kysely";
 import { TradingFrame } from "../../src/engine/frame/frame.js";
 import { placeOrder } from "../../src/services/orders.js";
+import type { CommitOutcome, Journal, JournalBatch } from "../../src/store/journal/batch.js";
 import { openJournal } from "../../src/store/journal/journal.js";
-import type { Backend } from "../../src/store/storage.js";
+import type { Backend, Storage } from "../../src/store/storage.js";
 import { assertEventsWithoutGap, assertRecordTotalsMatchHistory, consumersCaughtUp } from "../helpers/outbox.js";
 import { BACKENDS, freshStorage, populate, setClock, startTestService, type TestService } from "../helpers/service.js";
 import { callerOf, orderInput } from "../helpers/services.js";
@@ -80,6 +81,24 @@ async function stored(
     fills: fills.length,
     shares: positions.reduce((sum, row) => sum + Number(row.quantity), 0),
   };
+}
+
+/** Another process's frame on the storage, each of whose commits goes through `commit` (which may fail it, or lose its answer). */
+function frameCommitting(
+  storage: Storage,
+  commit: (journalCommit: Journal["commit"], batch: JournalBatch) => Promise<CommitOutcome>,
+): TradingFrame {
+  return new TradingFrame(storage, (origin) => {
+    const journal = openJournal(storage, origin);
+    return {
+      get failure() {
+        return journal.failure;
+      },
+      commit: (batch) => commit((b) => journal.commit(b), batch),
+      reserveIds: (table, count) => journal.reserveIds(table, count),
+      close: () => journal.close(),
+    };
+  });
 }
 
 /** A service at the market's open, AAPL at 200 x 200.05, and two strategies of one owner: the one whose rows storage will refuse, and another. */
@@ -184,20 +203,10 @@ for (const backend of BACKENDS) {
       let full = false;
       let commits = 0;
       // Another process's frame on the database, whose disk fills up: a try per account would each meet it again.
-      const frame = new TradingFrame(other, (origin) => {
-        const journal = openJournal(other, origin);
-        return {
-          get failure() {
-            return journal.failure;
-          },
-          async commit(batch) {
-            commits++;
-            if (full) throw Object.assign(new Error("journal: database or disk is full"), { code: "SQLITE_FULL" });
-            return journal.commit(batch);
-          },
-          reserveIds: (table, count) => journal.reserveIds(table, count),
-          close: () => journal.close(),
-        };
+      const frame = frameCommitting(other, (commit, batch) => {
+        commits++;
+        if (full) throw Object.assign(new Error("journal: database or disk is full"), { code: "SQLITE_FULL" });
+        return commit(batch);
       });
       try {
         const key = (await populate(service)).keys.personA;
@@ -249,20 +258,10 @@ for (const backend of BACKENDS) {
       const other = await fresh.openAnother();
       let loseAnswers = false;
       // Another process's frame on the database, whose journal loses the answer of commits that landed.
-      const frame = new TradingFrame(other, (origin) => {
-        const journal = openJournal(other, origin);
-        return {
-          get failure() {
-            return journal.failure;
-          },
-          async commit(batch) {
-            const outcome = await journal.commit(batch);
-            if (loseAnswers && outcome.ok) throw new Error("the connection was lost after the commit");
-            return outcome;
-          },
-          reserveIds: (table, count) => journal.reserveIds(table, count),
-          close: () => journal.close(),
-        };
+      const frame = frameCommitting(other, async (commit, batch) => {
+        const outcome = await commit(batch);
+        if (loseAnswers && outcome.ok) throw new Error("the connection was lost after the commit");
+        return outcome;
       });
       try {
         const key = (await populate(service)).keys.personA;

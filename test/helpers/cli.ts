@@ -116,6 +116,14 @@ export function onlyJson(run: CliRun): any {
   return value;
 }
 
+/** A refused command: exit 1 and one JSON error naming the field, its message matching. */
+export function assertCliRefused(run: CliRun, field: string, message: RegExp): void {
+  assert.equal(run.code, 1, `${run.stdout}${run.stderr}`);
+  const { Error: error } = onlyJson(run);
+  assert.equal(error.Field, field, run.stdout);
+  assert.match(error.Message, message);
+}
+
 export function assertSucceeded(run: CliRun): void {
   assert.equal(run.code, 0, `exit ${run.code}\nstdout: ${run.stdout}\nstderr: ${run.stderr}`);
 }

@@ -1,6 +1,7 @@
 import { ControllableClock } from "../../src/core/clock.js";
 import { createPerson } from "../../src/services/people.js";
 import type { AccountCommit, JournalBatch, StoredOrder } from "../../src/store/journal/batch.js";
+import type { Database } from "../../src/store/schema.js";
 import type { Storage } from "../../src/store/storage.js";
 
 export interface ModelAccount {
@@ -126,4 +127,13 @@ export function journalBatch(parts: Partial<JournalBatch>): JournalBatch {
     idempotencyKeys: [],
     ...parts,
   };
+}
+
+/** How many rows a table holds: what a refusal must leave as it was. */
+export async function rowCount(storage: Storage, table: keyof Database): Promise<number> {
+  const { n } = await storage.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<string | number>().as("n"))
+    .executeTakeFirstOrThrow();
+  return Number(n);
 }

@@ -3,7 +3,7 @@ import { after, before, beforeEach, describe, test } from "node:test";
 import { CHECKOUT_LIFETIME_MS } from "../../src/core/checkout.js";
 import type { PaymentProvider } from "../../src/services/payments.js";
 import { formTokenOf, pricedStrategy, submit } from "../helpers/checkout.js";
-import { assertSucceeded, type CliRun, childEnv, onlyJson, runCli } from "../helpers/cli.js";
+import { assertCliRefused, assertSucceeded, childEnv, onlyJson, runCli } from "../helpers/cli.js";
 import {
   assertRefused,
   newStrategy as commerceStrategy,
@@ -23,6 +23,7 @@ import {
   startTestService,
   type TestService,
 } from "../helpers/service.js";
+import { rowCount } from "../helpers/store-rows.js";
 import { activeOrders, MARKET_OPEN, newStrategy, setQuote, stockOrder } from "../helpers/trading.js";
 
 /**
@@ -498,15 +499,6 @@ for (const backend of BACKENDS) {
         .select("id")
         .where("idempotency_key", "=", idempotencyKey)
         .execute();
-    const ledgerCount = async () =>
-      Number(
-        (
-          await service.storage.db
-            .selectFrom("ledger_transactions")
-            .select((eb) => eb.fn.countAll<string | number>().as("n"))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
 
     test("resold: a strategy its owner stopped, or the operator made free, is refused (409 naming StrategyId); the customer's simulations run on, nothing is charged", async () => {
       const stopped = await commerceStrategy(service, p.keys.wlAdminB, p.people.personB, { monthly: 20 });
@@ -525,7 +517,7 @@ for (const backend of BACKENDS) {
       assert.equal(onlyJson(priced).MonthlyCost, 0);
 
       const houseBefore = await houseBalance(service, p.siteA);
-      const ledgerBefore = await ledgerCount();
+      const ledgerBefore = await rowCount(service.storage, "ledger_transactions");
       for (const [strategyId, why] of [
         [stopped, /no longer alive/],
         [free, /no monthly price to resell at/],
@@ -543,7 +535,7 @@ for (const backend of BACKENDS) {
         "nothing superseded: the refusal wrote nothing",
       );
       assert.equal(await houseBalance(service, p.siteA), houseBefore);
-      assert.equal(await ledgerCount(), ledgerBefore);
+      assert.equal(await rowCount(service.storage, "ledger_transactions"), ledgerBefore);
     });
 
     test("owned: a strategy its owner stopped takes no new grant (409) and the refused key stays unused; the grant made before still replays", async () => {
@@ -659,33 +651,17 @@ for (const backend of BACKENDS) {
     after(() => service.close());
 
     const cli = (...args: string[]) => runCli(env, args);
-    const keyCount = async () =>
-      Number(
-        (
-          await service.storage.db
-            .selectFrom("access_keys")
-            .select((eb) => eb.fn.countAll<string | number>().as("n"))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
-    /** A refused command: exit 1 and one JSON error naming the field. */
-    const refusedNaming = (run: CliRun, field: string, message: RegExp) => {
-      assert.equal(run.code, 1, `${run.stdout}${run.stderr}`);
-      const { Error: error } = onlyJson(run);
-      assert.equal(error.Field, field, run.stdout);
-      assert.match(error.Message, message);
-    };
 
     test("key create refuses an unknown person, an unknown platform and a comment over 200 characters; no key is made", async () => {
-      const before = await keyCount();
+      const before = await rowCount(service.storage, "access_keys");
       const person = String(p.people.personA);
-      refusedNaming(await cli("key", "create", "--person", "999999", "--json"), "PersonId", /No person 999999/);
-      refusedNaming(
+      assertCliRefused(await cli("key", "create", "--person", "999999", "--json"), "PersonId", /No person 999999/);
+      assertCliRefused(
         await cli("key", "create", "--person", person, "--platform", "999999", "--json"),
         "PlatformId",
         /No platform 999999/,
       );
-      refusedNaming(
+      assertCliRefused(
         await cli("key", "create", "--person", person, "--comment", "c".repeat(201), "--json"),
         "Comment",
         /at most 200 characters/,
@@ -695,7 +671,7 @@ for (const backend of BACKENDS) {
       assert.equal(text.code, 1);
       assert.equal(text.stdout, "");
       assert.equal(text.stderr, "Comment must be at most 200 characters\n");
-      assert.equal(await keyCount(), before);
+      assert.equal(await rowCount(service.storage, "access_keys"), before);
 
       // 200 characters is the limit, and such a key works at once.
       const made = await cli("key", "create", "--person", person, "--comment", "c".repeat(200), "--json");
@@ -703,11 +679,11 @@ for (const backend of BACKENDS) {
       const { AccessKey } = onlyJson(made);
       const r = await service.call("WL", "GET", "/General/GetAccessKey", { key: AccessKey });
       assert.equal(r.status, 200, r.text);
-      assert.equal(await keyCount(), before + 1);
+      assert.equal(await rowCount(service.storage, "access_keys"), before + 1);
     });
 
     test("key revoke of a key that does not exist is refused naming Id; no key changes", async () => {
-      refusedNaming(await cli("key", "revoke", "--id", "999999", "--json"), "Id", /No key 999999/);
+      assertCliRefused(await cli("key", "revoke", "--id", "999999", "--json"), "Id", /No key 999999/);
       const revoked = await service.storage.db
         .selectFrom("access_keys")
         .select("id")

@@ -16,6 +16,7 @@ import {
   startTestService,
   type TestService,
 } from "../helpers/service.js";
+import { rowCount } from "../helpers/store-rows.js";
 
 /**
  * WhiteLabelStartSubscription and WhiteLabelStopSubscription through HTTP
@@ -54,15 +55,6 @@ for (const backend of BACKENDS) {
         .where("person_id", "=", personId)
         .orderBy("id")
         .execute();
-    const ledgerCount = async () =>
-      Number(
-        (
-          await service.storage.db
-            .selectFrom("ledger_transactions")
-            .select((eb) => eb.fn.countAll<string | number>().as("n"))
-            .executeTakeFirstOrThrow()
-        ).n,
-      );
 
     before(async () => {
       service = await startTestService(backend);
@@ -89,7 +81,7 @@ for (const backend of BACKENDS) {
     test("owned: a grant of Months, replayed by its key, refused with other parameters, extended by a fresh key", async () => {
       const customer = await newCustomer(service, p.siteA);
       const key = freshKey();
-      const before = await ledgerCount();
+      const before = await rowCount(service.storage, "ledger_transactions");
       const granted = only(await start({ PersonId: customer, StrategyId: owned, IdempotencyKey: key, Months: 3 }));
       assert.equal(granted.Lane, "Owned");
       assert.equal(granted.IsIdempotentReplay, false);
@@ -141,7 +133,11 @@ for (const backend of BACKENDS) {
       assert.equal(row?.price_cents, 0);
       assert.equal(row?.site_id, p.siteA);
       assert.equal((await subscriptionsOf(customer)).length, 1);
-      assert.equal(await ledgerCount(), before, "the service charges nothing for a grant");
+      assert.equal(
+        await rowCount(service.storage, "ledger_transactions"),
+        before,
+        "the service charges nothing for a grant",
+      );
     });
 
     test("owned: term refusals", async () => {
@@ -181,11 +177,11 @@ for (const backend of BACKENDS) {
     test("resold: refused without house funds (402, nothing written), then the first charge is made in the call", async () => {
       const customer = await newCustomer(service, p.siteA);
       const body = { PersonId: customer, StrategyId: resold, IdempotencyKey: freshKey() };
-      const ledgerBefore = await ledgerCount();
+      const ledgerBefore = await rowCount(service.storage, "ledger_transactions");
       const poor = assertRefused(await start(body), 402, "", "2020");
       assert.deepEqual(poor.Meta, { HouseAccountBalance: 0, WholesaleMonthly: 49 });
       assert.deepEqual(await subscriptionsOf(customer), []);
-      assert.equal(await ledgerCount(), ledgerBefore);
+      assert.equal(await rowCount(service.storage, "ledger_transactions"), ledgerBefore);
 
       await fund(service, p.siteA, 100.5);
       const started = only(await start(body));
