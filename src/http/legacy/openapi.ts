@@ -129,7 +129,9 @@ function describeCommand(
       "400": failed("The request could not be read (Bad request)"),
       "413": failed("The body is larger than 1 MiB (Bad request)"),
       "500": failed("An unexpected failure, logged under the request id (Internal error)"),
-      "503": failed("Storage cannot take the command now; send it again after Retry-After seconds (Service unavailable)"),
+      "503": failed(
+        "Storage cannot take the command now; send it again after Retry-After seconds (Service unavailable)",
+      ),
     },
   };
 }

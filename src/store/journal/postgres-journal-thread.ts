@@ -1,7 +1,7 @@
 import { parentPort, workerData } from "node:worker_threads";
 import pg from "pg";
-import { readInt8AsNumber } from "../pg-types.js";
 import { PG_CONNECT_TIMEOUT_MS } from "../pg-connect.js";
+import { readInt8AsNumber } from "../pg-types.js";
 import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
 import { failureReply, type JournalReply, type JournalRequest } from "./journal-thread.js";
 import { firstPositionsText, RESERVE_SQL, SESSION_SETTINGS, writeOf } from "./postgres-journal-statements.js";
