@@ -422,8 +422,8 @@ for (const backend of BACKENDS) {
         20,
         10,
         false,
-        // The broker's cancel carries no reason of its own: the copy's status says it all.
-        "The copy ended Canceled",
+        // The broker's cancel carries no reason of its own: the customer's, asked with it, is kept.
+        "The copy ended Canceled: Canceled by the customer",
       ]);
 
       const rejected = await followingAccount(service, p);
