@@ -190,7 +190,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     readiness: () =>
       readiness({
         storage,
-        journalFailure: () => frame.journalFailure,
+        journal: { failure: () => frame.journalFailure, probe: (atMs) => frame.probeJournal(atMs) },
         fillLoop: () => fillLoop.status,
         systemNow: options.systemNow,
       }),

@@ -21,10 +21,17 @@ export interface Readiness {
   };
 }
 
+/** The trading frame's journal, as readiness asks it. */
+export interface JournalProbe {
+  /** Why it can write nothing more (its thread stopped), or null while it can. */
+  readonly failure: () => string | null;
+  /** Writes a little, durably, now; fails as a batch would fail. */
+  readonly probe: (atMs: number) => Promise<void>;
+}
+
 export interface ReadinessSources {
   readonly storage: Storage;
-  /** Why the trading frame's journal can write nothing more, or null while it can. */
-  readonly journalFailure: () => string | null;
+  readonly journal: JournalProbe;
   readonly fillLoop: () => FillLoopStatus;
   /** The machine's time: the fill loop's catch-ups are told in it. */
   readonly systemNow: () => number;
@@ -33,15 +40,18 @@ export interface ReadinessSources {
 /**
  * Whether this process can serve: storage answers a trivial query, every
  * migration this version knows is applied, the trading frame's journal can
- * still write (its thread runs: a stopped one would fail every order), and
- * the fill loop runs and has caught up recently (machine time, since the
- * sandbox clock may stand still).
+ * still write (its thread runs, and a small durable write of its own goes
+ * through: a full disk or another writer's lock fails every order while
+ * reads still answer), and the fill loop runs and has caught up recently
+ * (machine time, since the sandbox clock may stand still).
  */
 export async function readiness(sources: ReadinessSources): Promise<Readiness> {
-  const storage = await storageCheck(sources.storage);
+  const storage = await answerWithin(
+    sql`select 1`.execute(sources.storage.db).then(() => undefined),
+    (message) => `no answer: ${message}`,
+  );
   const migrations = storage === "ok" ? await migrationsCheck(sources.storage) : "not checked: storage does not answer";
-  const journalFailure = sources.journalFailure();
-  const journal = journalFailure === null ? "ok" : `stopped: ${journalFailure}`;
+  const journal = await journalCheck(sources, storage === "ok");
   const fillLoop = fillLoopCheck(sources.fillLoop(), sources.systemNow());
   return {
     ready: storage === "ok" && migrations === "ok" && journal === "ok" && fillLoop === "ok",
@@ -49,20 +59,29 @@ export async function readiness(sources: ReadinessSources): Promise<Readiness> {
   };
 }
 
-async function storageCheck(storage: Storage): Promise<string> {
+/** "ok" once `work` is done, what `failed` makes of its error, or that it did not answer in time. */
+async function answerWithin(work: Promise<void>, failed: (message: string) => string): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<string>((resolve) => {
     timer = setTimeout(() => resolve(`no answer within ${STORAGE_ANSWER_MS} ms`), STORAGE_ANSWER_MS);
   });
-  const answered = sql`select 1`.execute(storage.db).then(
+  const answered = work.then(
     () => "ok",
-    (error: unknown) => `no answer: ${(error as Error).message}`,
+    (error: unknown) => failed((error as Error).message),
   );
   try {
     return await Promise.race([answered, late]);
   } finally {
     clearTimeout(timer);
   }
+}
+
+async function journalCheck(sources: ReadinessSources, storageAnswers: boolean): Promise<string> {
+  const failure = sources.journal.failure();
+  if (failure !== null) return `stopped: ${failure}`;
+  if (!storageAnswers) return "not checked: storage does not answer";
+  const written = await answerWithin(sources.journal.probe(sources.systemNow()), (message) => message);
+  return written === "ok" ? "ok" : `cannot write: ${written}`;
 }
 
 async function migrationsCheck(storage: Storage): Promise<string> {

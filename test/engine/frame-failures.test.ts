@@ -96,6 +96,7 @@ function frameCommitting(
       },
       commit: (batch) => commit((b) => journal.commit(b), batch),
       reserveIds: (table, count) => journal.reserveIds(table, count),
+      probe: (atIso) => journal.probe(atIso),
       close: () => journal.close(),
     };
   });

@@ -168,6 +168,7 @@ for (const backend of BACKENDS) {
         assert.equal(r.json.status, "not ready");
         assert.match(r.json.checks.storage, /^no answer/);
         assert.equal(r.json.checks.migrations, "not checked: storage does not answer");
+        assert.equal(r.json.checks.journal, "not checked: storage does not answer");
         assert.equal((await service.call("GEN", "GET", "/healthz", { key: null })).status, 200);
         const scraped = await service.call("GEN", "GET", "/metrics", { key: null });
         assert.equal(scraped.status, 200, scraped.text);

@@ -42,8 +42,8 @@ const STORAGE_WORDS = /database is locked|SQLITE|No space left|could not extend/
 /** The tables the scenarios write, whose growth PostgreSQL refuses. */
 const TABLES = ["orders", "strategies", "autotrade_approvals"];
 
-/** Makes storage refuse writes until the answered function is called. */
-async function storageRefusingWrites(service: TestService): Promise<() => Promise<void>> {
+/** Makes storage refuse writes (on PostgreSQL, to `tables`) until the answered function is called. */
+async function storageRefusingWrites(service: TestService, tables = TABLES): Promise<() => Promise<void>> {
   const { location } = service.storage;
   if (location.backend === "sqlite") {
     const writer = new Database(location.file);
@@ -58,13 +58,13 @@ async function storageRefusingWrites(service: TestService): Promise<() => Promis
       begin raise exception 'could not extend file: No space left on device' using errcode = 'disk_full'; end $$`.execute(
     db,
   );
-  for (const table of TABLES) {
+  for (const table of tables) {
     await sql
       .raw(`create trigger disk_full before insert or update on ${table} for each row execute function disk_full()`)
       .execute(db);
   }
   return async () => {
-    for (const table of TABLES) await sql.raw(`drop trigger disk_full on ${table}`).execute(db);
+    for (const table of tables) await sql.raw(`drop trigger disk_full on ${table}`).execute(db);
     await sql`drop function disk_full()`.execute(db);
   };
 }
@@ -270,6 +270,32 @@ for (const backend of BACKENDS) {
       assert.equal((await activeOrders(service, key, first)).length, 2);
       assert.equal((await activeOrders(service, key, second)).length, 1);
       assert.equal(await strategiesNamed("Waits for storage"), 1);
+    });
+
+    test("readiness: 503 naming the journal that cannot write while reads still answer, ready again once storage takes writes", async () => {
+      const readyz = () => service.call("GEN", "GET", "/readyz", { key: null });
+      assert.equal((await readyz()).status, 200);
+      // The journal's probe writes a service setting.
+      const storageBack = await storageRefusingWrites(service, ["service_settings"]);
+      let refused: CallResult;
+      try {
+        refused = await readyz();
+      } finally {
+        await storageBack();
+      }
+      assert.equal(refused.status, 503, refused.text);
+      const { status, checks } = refused.json;
+      assert.equal(status, "not ready");
+      assert.equal(checks.storage, "ok", "reads still answer");
+      assert.equal(checks.migrations, "ok");
+      // SQLite's journal waits for the other writer's lock past readiness's patience; PostgreSQL refuses the row.
+      assert.match(
+        checks.journal,
+        backend === "sqlite" ? /^cannot write: no answer within 2000 ms$/ : /^cannot write: journal: .*No space left/,
+      );
+      const ready = await readyz();
+      assert.equal(ready.status, 200, ready.text);
+      assert.equal(ready.json.checks.journal, "ok");
     });
 
     if (backend === "postgres") {

@@ -7,8 +7,9 @@ import { BACKENDS, freshStorage } from "../helpers/service.js";
 /**
  * Readiness and the trading frame's journal (src/services/readiness.ts): a
  * process whose journal can write nothing more (its thread stopped:
- * test/store/journal-thread.test.ts) would fail every order, so it is not
- * ready; GET /readyz answers what this says (test/http/probes.test.ts).
+ * test/store/journal-thread.test.ts) or whose storage takes no write now
+ * would fail every order, so it is not ready; GET /readyz answers what this
+ * says (test/http/probes.test.ts, test/http/storage-unavailable.test.ts).
  */
 
 for (const backend of BACKENDS) {
@@ -22,7 +23,7 @@ for (const backend of BACKENDS) {
         const ask = () =>
           readiness({
             storage: fresh.storage,
-            journalFailure: () => journalFailure,
+            journal: { failure: () => journalFailure, probe: async () => undefined },
             fillLoop: () => ({ running: true, tickMs: 1000, caughtUpAtMs: now, quotesWorked: 0 }),
             systemNow: () => now,
           });
@@ -40,6 +41,34 @@ for (const backend of BACKENDS) {
             fillLoop: "ok",
           },
         });
+      } finally {
+        await fresh.dispose();
+      }
+    });
+
+    test("a journal whose write fails or does not answer makes the process not ready", async () => {
+      const fresh = await freshStorage(backend);
+      try {
+        const now = Date.now();
+        let probe: () => Promise<void> = async () => undefined;
+        const ask = async () =>
+          (
+            await readiness({
+              storage: fresh.storage,
+              journal: {
+                failure: () => null,
+                probe: () => probe(),
+              },
+              fillLoop: () => ({ running: true, tickMs: 1000, caughtUpAtMs: now, quotesWorked: 0 }),
+              systemNow: () => now,
+            })
+          ).checks.journal;
+        await migrateToLatest(fresh.storage);
+        assert.equal(await ask(), "ok");
+        probe = () => Promise.reject(new Error("journal: database or disk is full"));
+        assert.equal(await ask(), "cannot write: journal: database or disk is full");
+        probe = () => new Promise(() => undefined);
+        assert.equal(await ask(), "cannot write: no answer within 2000 ms");
       } finally {
         await fresh.dispose();
       }

@@ -232,6 +232,7 @@ export class TradingFrame {
   readonly #toLoad = new Map<Slot, { resolve: () => void; reject: (error: unknown) => void }>();
 
   readonly #journal: Journal;
+  #probing: Promise<void> | null = null;
 
   /** `openJournal` opens the frame's writer, told the frame's origin. */
   constructor(
@@ -408,6 +409,18 @@ export class TradingFrame {
   /** Why the frame can commit nothing more (its journal's writer stopped), or null while it can. */
   get journalFailure(): string | null {
     return this.#journal.failure;
+  }
+
+  /**
+   * Whether the journal can write now: its probe, one at a time however
+   * often readiness is asked (a probe waiting on a locked database is shared,
+   * not queued again behind itself).
+   */
+  probeJournal(atMs: number): Promise<void> {
+    this.#probing ??= this.#journal.probe(new Date(atMs).toISOString()).finally(() => {
+      this.#probing = null;
+    });
+    return this.#probing;
   }
 
   /** Whether the account is in memory and ready for a synchronous operation. */

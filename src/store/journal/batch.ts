@@ -104,8 +104,18 @@ export interface Journal {
   readonly failure: string | null;
   commit(batch: JournalBatch): Promise<CommitOutcome>;
   reserveIds(table: AllocatedTable, count: number): Promise<IdRanges>;
+  /**
+   * One small durable write of the journal's own (the time, ISO 8601, as the
+   * service setting PROBED_AT_SETTING): readiness asks it, so a process whose
+   * storage answers reads but takes no writes (a full disk, a lock another
+   * writer holds) is told apart from one that can trade.
+   */
+  probe(atIso: string): Promise<void>;
   close(): Promise<void>;
 }
+
+/** The service setting the journal's probe writes: when this storage last took a write of it. */
+export const PROBED_AT_SETTING = "journal_probed_at";
 
 export const isEmptyBatch = (batch: JournalBatch): boolean =>
   batch.accounts.length === 0 && batch.consumers.length === 0;

@@ -12,6 +12,7 @@ export interface JournalRequest {
   readonly command:
     | { readonly kind: "commit"; readonly batch: JournalBatch }
     | { readonly kind: "reserve"; readonly table: AllocatedTable; readonly count: number }
+    | { readonly kind: "probe"; readonly atIso: string }
     | { readonly kind: "close" };
 }
 
@@ -62,6 +63,7 @@ export function journalOnThread(module: URL, workerData: unknown, beforeClose?: 
     },
     commit: (batch: JournalBatch) => send<CommitOutcome>({ kind: "commit", batch }),
     reserveIds: (table: AllocatedTable, count: number) => send<IdRanges>({ kind: "reserve", table, count }),
+    probe: (atIso: string) => send<null>({ kind: "probe", atIso }).then(() => undefined),
     async close() {
       await beforeClose?.();
       if (failure) return;

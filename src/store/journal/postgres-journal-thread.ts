@@ -2,7 +2,14 @@ import { parentPort, workerData } from "node:worker_threads";
 import pg from "pg";
 import { PG_CONNECT_TIMEOUT_MS } from "../pg-connect.js";
 import { readInt8AsNumber } from "../pg-types.js";
-import type { AllocatedTable, CommitOutcome, IdRanges, Journal, JournalBatch } from "./batch.js";
+import {
+  type AllocatedTable,
+  type CommitOutcome,
+  type IdRanges,
+  type Journal,
+  type JournalBatch,
+  PROBED_AT_SETTING,
+} from "./batch.js";
 import { failureReply, type JournalReply, type JournalRequest } from "./journal-thread.js";
 import { firstPositionsText, RESERVE_SQL, SESSION_SETTINGS, writeOf } from "./postgres-journal-statements.js";
 
@@ -95,6 +102,11 @@ function connectionJournal(url: string, options: string | undefined, origin: str
       }
       return ranges;
     },
+    async probe(atIso: string): Promise<void> {
+      await serially(async () =>
+        (await connection()).query({ name: "journal_probe", text: PROBE_SQL, values: [atIso] }),
+      );
+    },
     async close() {
       await connecting?.catch(() => undefined);
       await client?.end();
@@ -102,6 +114,9 @@ function connectionJournal(url: string, options: string | undefined, origin: str
     },
   };
 }
+
+const PROBE_SQL = `insert into service_settings (name, value) values ('${PROBED_AT_SETTING}', $1)
+  on conflict (name) do update set value = excluded.value`;
 
 readInt8AsNumber();
 const { url, options, origin } = workerData as { url: string; options: string | undefined; origin: string };
@@ -114,7 +129,9 @@ parentPort?.on("message", (request: JournalRequest) => {
       ? journal.commit(command.batch)
       : command.kind === "reserve"
         ? journal.reserveIds(command.table, command.count)
-        : journal.close().then(() => null);
+        : command.kind === "probe"
+          ? journal.probe(command.atIso).then(() => null)
+          : journal.close().then(() => null);
   work.then(
     (value) => {
       parentPort?.postMessage({ id, ok: true, value } satisfies JournalReply);

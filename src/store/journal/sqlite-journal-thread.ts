@@ -2,7 +2,13 @@ import { parentPort, workerData } from "node:worker_threads";
 import Database from "better-sqlite3";
 import { configureSqlite } from "../sqlite-settings.js";
 import { ACCOUNT_ORDER_COLUMNS, COPY_SKIP_COLUMNS } from "./autotrade-columns.js";
-import type { AllocatedTable, CommitOutcome, IdRanges, JournalBatch } from "./batch.js";
+import {
+  type AllocatedTable,
+  type CommitOutcome,
+  type IdRanges,
+  type JournalBatch,
+  PROBED_AT_SETTING,
+} from "./batch.js";
 import { failureReply, type JournalReply, type JournalRequest } from "./journal-thread.js";
 
 /**
@@ -230,6 +236,10 @@ const statements = {
     "update sqlite_sequence set seq = seq + ? where name = ? returning seq",
   ),
 };
+const probe = db.prepare(
+  `insert into service_settings (name, value) values ('${PROBED_AT_SETTING}', ?)
+   on conflict (name) do update set value = excluded.value`,
+);
 const begin = db.prepare("begin immediate");
 const commitStatement = db.prepare("commit");
 const rollback = db.prepare("rollback");
@@ -302,6 +312,7 @@ parentPort?.on("message", (request: JournalRequest) => {
     let value: CommitOutcome | IdRanges | null = null;
     if (command.kind === "commit") value = commit(command.batch);
     else if (command.kind === "reserve") value = reserve(command.table, command.count);
+    else if (command.kind === "probe") probe.run(command.atIso);
     else {
       db.close();
     }
