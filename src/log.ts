@@ -1,4 +1,5 @@
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import { OutageLines } from "./outage-lines.js";
 import { redacted, redactText } from "./redaction.js";
 
 const FLUSH_EVERY_MS = 20;
@@ -71,8 +72,14 @@ export function accessLog(logger: Logger): (entry: AccessEntry) => void {
  * whoever writes it (the service, Fastify, a library's error): the fields of
  * the logged object, errors (the `err` field and any other), a request's URL
  * and the message with its arguments. No key, token or password is written.
+ * A failure of storage being unavailable, repeated, is logged once a minute
+ * (./outage-lines.ts).
  */
-export function serviceLogger(level: string, destination?: DestinationStream): Logger {
+export function serviceLogger(
+  level: string,
+  destination?: DestinationStream,
+  outage: OutageLines = new OutageLines(),
+): Logger {
   const options: LoggerOptions = {
     level,
     formatters: { log: (object) => redacted(object) as Record<string, unknown> },
@@ -88,7 +95,13 @@ export function serviceLogger(level: string, destination?: DestinationStream): L
       logMethod(args, method) {
         const [first, ...rest] = args as unknown[];
         // An error logged alone becomes {err} and its message the line's: both are redacted.
-        const given = first instanceof Error && rest.length === 0 ? [{ err: first }, first.message] : args;
+        let given: unknown[] = first instanceof Error && rest.length === 0 ? [{ err: first }, first.message] : args;
+        const [fields, message] = given as [unknown, unknown];
+        if (typeof fields === "object" && fields !== null && "err" in fields) {
+          const leftOut = outage.admit(fields.err, typeof message === "string" ? message : "");
+          if (leftOut === null) return;
+          if (leftOut > 0) given = [{ ...fields, suppressed: leftOut }, ...given.slice(1)];
+        }
         method.apply(
           this,
           given.map((arg) => (typeof arg === "string" ? redactText(arg) : arg)) as Parameters<typeof method>,
