@@ -85,20 +85,33 @@ export function migrateToLatest(storage: Storage): Promise<string[]> {
  */
 export const SCHEMA_CHANGE_LOCK = 0x5348_4d47;
 
+/**
+ * Runs `work` on one PostgreSQL connection holding SCHEMA_CHANGE_LOCK. It
+ * waits for the lock, and `work` for the locks its changes need, without the
+ * pool's limit (pg-connect.ts): another process's migrations, or queries
+ * running on a table being altered, may take longer than that.
+ */
+export function withSchemaChangeLock<DB, T>(db: Kysely<DB>, work: (connection: Kysely<DB>) => Promise<T>): Promise<T> {
+  return db.connection().execute(async (connection) => {
+    await sql`set lock_timeout = 0`.execute(connection);
+    await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
+    try {
+      return await work(connection);
+    } finally {
+      await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
+      // Back to the connection's own limit, for whoever the pool lends it to next.
+      await sql`reset lock_timeout`.execute(connection);
+    }
+  });
+}
+
 /** Applies the migrations up to and including `target` (tests of a migration start below it). */
 export async function migrateTo(storage: Storage, target: string): Promise<string[]> {
   if (storage.backend === "sqlite") return runMigrator(storage.db, storage, target, {});
   const migrationTableSchema = await currentSchema(storage);
-  return storage.db.connection().execute(async (db) => {
-    await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(db);
-    try {
-      // Kysely looks for its bookkeeping tables in every schema unless told which;
-      // another schema's tables (another deployment, a parallel test) would fool it.
-      return await runMigrator(db, storage, target, { migrationTableSchema });
-    } finally {
-      await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(db);
-    }
-  });
+  // Kysely looks for its bookkeeping tables in every schema unless told which;
+  // another schema's tables (another deployment, a parallel test) would fool it.
+  return withSchemaChangeLock(storage.db, (db) => runMigrator(db, storage, target, { migrationTableSchema }));
 }
 
 async function runMigrator(

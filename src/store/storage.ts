@@ -4,7 +4,7 @@ import SqliteDatabase from "better-sqlite3";
 import { Kysely, type SqliteDatabase as KyselySqliteDatabase, PostgresDialect } from "kysely";
 import pg from "pg";
 import { Listeners, type OnListening } from "./listener.js";
-import { PG_CONNECT_TIMEOUT_MS } from "./pg-connect.js";
+import { PG_CONNECT_TIMEOUT_MS, PG_LOCK_TIMEOUT_MS } from "./pg-connect.js";
 import { namedStatementPool } from "./pg-named-statements.js";
 import { readInt8AsNumber } from "./pg-types.js";
 import type { Database } from "./schema.js";
@@ -157,6 +157,7 @@ async function openPostgres(
     connectionString: url,
     max: poolSize,
     connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    lock_timeout: PG_LOCK_TIMEOUT_MS,
     keepAlive: true,
     // Operators (and tests) find the service's connections in pg_stat_activity by this name.
     application_name: `strategy-hub ${schema ?? ""}`.trimEnd(),

@@ -14,7 +14,7 @@ import { keyCacheOf } from "../../src/services/key-cache.js";
 import { createKey } from "../../src/services/keys.js";
 import { createPerson } from "../../src/services/people.js";
 import { createSite } from "../../src/services/sites.js";
-import { SCHEMA_CHANGE_LOCK } from "../../src/store/migrate.js";
+import { withSchemaChangeLock } from "../../src/store/migrate.js";
 import type { Backend, Storage } from "../../src/store/storage.js";
 import { openStorage } from "../../src/store/storage.js";
 
@@ -71,14 +71,7 @@ export async function freshStorage(backend: Backend): Promise<TestStorage> {
  * parallel test reads every schema's catalog and must not see one half gone.
  */
 export async function dropTestSchema<DB>(db: Kysely<DB>, schema: string): Promise<void> {
-  await db.connection().execute(async (connection) => {
-    await sql`select pg_advisory_lock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
-    try {
-      await connection.schema.dropSchema(schema).ifExists().cascade().execute();
-    } finally {
-      await sql`select pg_advisory_unlock(${SCHEMA_CHANGE_LOCK})`.execute(connection);
-    }
-  });
+  await withSchemaChangeLock(db, (connection) => connection.schema.dropSchema(schema).ifExists().cascade().execute());
 }
 
 export interface TestServiceOptions {

@@ -324,6 +324,24 @@ for (const backend of BACKENDS) {
       });
     }
 
+    if (backend === "postgres") {
+      test("a table another session keeps locked, written through the pool: AddStrategy waits 5 s for it, answers 503, and goes through after", async () => {
+        const other = await service.storage.db.connection().execute(async (db) => {
+          await sql`begin`.execute(db);
+          await sql`lock table strategies in exclusive mode`.execute(db);
+          try {
+            return await within(30_000, "AddStrategy", addStrategy());
+          } finally {
+            await sql`rollback`.execute(db);
+          }
+        });
+        assertUnavailable(other);
+        assert.equal(await strategiesNamed("Waits for storage"), 1, "only the one the first test placed");
+        assert.equal((await addStrategy()).status, 200);
+        assert.equal(await strategiesNamed("Waits for storage"), 2);
+      });
+    }
+
     test("a customer's page whose form storage cannot take answers as the page, 503, and the form works once storage is back", async () => {
       const f = await follower(service, population);
       const { ApprovalUrl, ApprovalRequestId } = await requested(service, population, startBody(f));

@@ -1,4 +1,5 @@
 import { ORDERS_CHANNEL } from "../channels.js";
+import { PG_LOCK_TIMEOUT_MS } from "../pg-connect.js";
 import { ACCOUNT_ORDER_COLUMNS, COPY_SKIP_COLUMNS, type JournalColumn } from "./autotrade-columns.js";
 import type { JournalBatch } from "./batch.js";
 
@@ -416,8 +417,7 @@ export const RESERVE_SQL = "select nextval(pg_get_serial_sequence($1, 'id'))::bi
  * fails instead (55P03, answered 503 with Retry-After). The batch's own
  * account locks are held for milliseconds.
  */
-export const SESSION_SETTINGS =
-  "set enable_seqscan = off; set plan_cache_mode = force_generic_plan; set lock_timeout = '5s'";
+export const SESSION_SETTINGS = `set enable_seqscan = off; set plan_cache_mode = force_generic_plan; set lock_timeout = '${PG_LOCK_TIMEOUT_MS}ms'`;
 
 /** The column arrays of rows, in the columns' order. */
 function arrays(rows: readonly object[], columns: readonly Column[]): unknown[][] {
