@@ -1,0 +1,89 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { setTimeout as sleep } from "node:timers/promises";
+import Database from "better-sqlite3";
+import { sql } from "kysely";
+import { transaction } from "../../src/store/transaction.js";
+import { isStorageUnavailable } from "../../src/store/unavailable.js";
+import { freshStorage } from "../helpers/service.js";
+
+/**
+ * A transaction of the service's connection waiting for SQLite's write lock
+ * while another connection holds it (the CLI, an operator's shell, a backup
+ * writing): the wait is tried again off the event loop (src/store/transaction.ts),
+ * so timers fire, reads answer and requests are served meanwhile; it goes
+ * through once the lock is let go, and after 5 s fails as unavailable (503).
+ */
+
+/** Another connection to the service's file, holding its write lock. */
+function lockHolder(file: string) {
+  const holder = new Database(file);
+  holder.exec("begin immediate");
+  return {
+    letGo() {
+      holder.exec("rollback");
+      holder.close();
+    },
+  };
+}
+
+describe("waiting for SQLite's write lock", () => {
+  test("the event loop runs and reads answer while a transaction waits; it goes through once the lock is let go", async () => {
+    const fresh = await freshStorage("sqlite");
+    try {
+      const { storage } = fresh;
+      const { file } = storage.location as { file: string };
+      await sql`create table t (id integer primary key)`.execute(storage.db);
+      const holder = lockHolder(file);
+      let ticks = 0;
+      const ticking = setInterval(() => {
+        ticks += 1;
+      }, 5);
+      let written = false;
+      const writing = transaction(storage, async (tx) => {
+        await sql`insert into t values (1)`.execute(tx);
+        written = true;
+      });
+      try {
+        await sleep(300);
+        const read = await sql<{ n: number }>`select count(*) as n from t`.execute(storage.db);
+        assert.equal(read.rows[0]?.n, 0, "a read answers while the write waits");
+        assert.equal(written, false);
+        assert.ok(ticks >= 10, `timers fired ${ticks} times in 300 ms`);
+      } finally {
+        clearInterval(ticking);
+        holder.letGo();
+      }
+      await writing;
+      const rows = await sql<{ n: number }>`select count(*) as n from t`.execute(storage.db);
+      assert.equal(rows.rows[0]?.n, 1);
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
+  test("a lock held past 5 s fails the transaction SQLITE_BUSY, unavailable, having run none of its work", async () => {
+    const fresh = await freshStorage("sqlite");
+    try {
+      const { storage } = fresh;
+      const holder = lockHolder((storage.location as { file: string }).file);
+      let ran = false;
+      const failed = await transaction(storage, async () => {
+        ran = true;
+      }).then(
+        () => null,
+        (error: unknown) => error,
+      );
+      holder.letGo();
+      assert.equal((failed as { code?: string }).code, "SQLITE_BUSY");
+      assert.ok(isStorageUnavailable(failed));
+      assert.equal(ran, false);
+      await transaction(storage, async (tx) => {
+        const [row] = (await sql<{ timeout: number }>`pragma busy_timeout`.execute(tx)).rows;
+        assert.equal(row?.timeout, 5_000, "the connection's own wait is back for its other statements");
+      });
+    } finally {
+      await fresh.dispose();
+    }
+  });
+});
