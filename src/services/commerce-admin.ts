@@ -5,14 +5,16 @@ import { centsOfText } from "../core/money.js";
 import type { Rule575Terms } from "../core/rule575.js";
 import { touchModelAccount } from "../store/strategy-rows.js";
 import { withTransaction } from "../store/transaction.js";
-import { balances, post } from "./ledger.js";
+import { chargeReference } from "./charges.js";
+import { balances, post, refundCharge } from "./ledger.js";
 import { rule575TermsOf } from "./rule575.js";
 import type { Runtime } from "./runtime.js";
 
 /**
  * What operators set from the CLI for white-label commerce: money paid into
- * a site's house account, whether the site may bill into a negative balance,
- * and a strategy owner's subscription price.
+ * a site's house account (and back, a resold subscription's charge refunded),
+ * whether the site may bill into a negative balance, and a strategy owner's
+ * subscription price.
  */
 
 async function whiteLabelSite(runtime: Runtime & { readonly tx: NonNullable<Runtime["tx"]> }, siteId: number) {
@@ -135,6 +137,76 @@ export async function setStrategyPrice(
       strategyId,
       monthlyCents: centsOfText(updated.monthly_cost) ?? 0,
       annualCents: centsOfText(updated.annual_cost),
+    };
+  });
+}
+
+export interface HouseRefund {
+  readonly subscriptionId: number;
+  readonly siteId: number;
+  /** Which of the subscription's charges, counted from 1. */
+  readonly period: number;
+  readonly cents: number;
+  /** The charge was refunded before: nothing was moved this time. */
+  readonly alreadyRefunded: boolean;
+  readonly houseAccountCents: number;
+}
+
+/**
+ * Gives a site's house account back what one charge of a resold subscription
+ * took (CLI `billing refund`): a `refund` posting reversing the charge, once
+ * per charge however often it is asked. By default the latest charge. The
+ * subscription itself is left as it is (stopping it is
+ * WhiteLabelStopSubscription's). A subscription the customer paid through
+ * the payment provider is refused: its money is given back there first.
+ */
+export async function refundHouseCharge(
+  runtime: Runtime,
+  subscriptionId: number,
+  period: number | undefined,
+): Promise<HouseRefund> {
+  return withTransaction(runtime, async ({ tx }) => {
+    const subscription = await tx
+      .selectFrom("subscriptions")
+      .select(["id", "lane", "site_id", "charge_seq"])
+      .where("id", "=", subscriptionId)
+      .executeTakeFirst();
+    if (!subscription) {
+      throw refuse("NotFound", { field: "subscription", message: `No subscription ${subscriptionId}` });
+    }
+    if (subscription.lane !== "resale" || subscription.site_id === null) {
+      throw refuse("WrongState", {
+        field: "subscription",
+        message: `Subscription ${subscriptionId} is not charged to a house account: refund a customer's payment at the payment provider`,
+      });
+    }
+    const charged = subscription.charge_seq;
+    if (charged === 0) {
+      throw refuse("WrongState", { field: "subscription", message: `Subscription ${subscriptionId} has no charge` });
+    }
+    const refunded = period ?? charged;
+    if (refunded > charged) {
+      throw refuse("NotFound", {
+        field: "period",
+        message: `Subscription ${subscriptionId} has ${charged} charge${charged === 1 ? "" : "s"}; no period ${refunded}`,
+      });
+    }
+    const reference = chargeReference({ id: subscriptionId, charge_seq: refunded - 1 });
+    const charge = await tx
+      .selectFrom("ledger_transactions as t")
+      .innerJoin("ledger_entries as e", "e.transaction_id", "t.id")
+      .select((eb) => eb.fn.max("e.amount_cents").as("cents"))
+      .where("t.reference", "=", reference)
+      .executeTakeFirstOrThrow();
+    const transactionId = await refundCharge(tx, reference, runtime.clock.nowMs());
+    const house = houseAccount(subscription.site_id);
+    return {
+      subscriptionId,
+      siteId: subscription.site_id,
+      period: refunded,
+      cents: Number(charge.cents),
+      alreadyRefunded: transactionId === null,
+      houseAccountCents: (await balances(tx, [house])).get(house) ?? 0,
     };
   });
 }
