@@ -9,7 +9,8 @@ import { namedStatementPool } from "./pg-named-statements.js";
 import { readInt8AsNumber } from "./pg-types.js";
 import type { Database } from "./schema.js";
 import { QueuedSqliteDialect } from "./sqlite-dialect.js";
-import { configureSqlite } from "./sqlite-settings.js";
+import type { SqliteLockWaits } from "./sqlite-lock-wait.js";
+import { configureSqlite, SQLITE_BUSY_TIMEOUT_MS } from "./sqlite-settings.js";
 
 export type Backend = "sqlite" | "postgres";
 
@@ -90,7 +91,15 @@ function openSqlite(dataDir: string): Storage {
   const database = new SqliteDatabase(file);
   configureSqlite(database);
   const statements = withStatementCache(database);
-  const db = new Kysely<Database>({ dialect: new QueuedSqliteDialect({ database: statements }) });
+  const waitForLock = database.prepare(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`);
+  const dontWaitForLock = database.prepare("pragma busy_timeout = 0");
+  const lock: SqliteLockWaits = {
+    // BEGIN IMMEDIATE counts as a write to SQLite; transaction() waits for it itself, lending the connection out.
+    writes: (sqlText) => !sqlText.startsWith("begin") && !statements.prepare(sqlText).readonly,
+    inTransaction: () => database.inTransaction,
+    waitForLock: (wait) => void (wait ? waitForLock : dontWaitForLock).run(),
+  };
+  const db = new Kysely<Database>({ dialect: new QueuedSqliteDialect({ database: statements }, lock) });
   const dataVersion = database.prepare("pragma data_version").pluck();
   const totalChanges = database.prepare("select total_changes()").pluck();
   // data_version takes the WAL read lock, microseconds under load: read once a turn of the event
@@ -127,7 +136,10 @@ function openSqlite(dataDir: string): Storage {
  * one connection never overlap (Kysely serializes them), so reusing a
  * statement is safe.
  */
-function withStatementCache(database: SqliteDatabase.Database, capacity = 1000): KyselySqliteDatabase {
+function withStatementCache(
+  database: SqliteDatabase.Database,
+  capacity = 1000,
+): { close(): void; prepare(sql: string): SqliteDatabase.Statement } {
   const statements = new Map<string, SqliteDatabase.Statement>();
   return {
     close: () => database.close(),

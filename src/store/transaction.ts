@@ -1,9 +1,8 @@
-import { setTimeout as sleep } from "node:timers/promises";
 import { type Kysely, PostgresAdapter, sql, type Transaction } from "kysely";
 import type { Database } from "./schema.js";
+import { busy, isBusy, retryWhileLocked } from "./sqlite-lock-wait.js";
 import { SQLITE_BUSY_TIMEOUT_MS } from "./sqlite-settings.js";
 import type { Backend, Storage } from "./storage.js";
-import { errorCode } from "./unavailable.js";
 
 export type Tx = Kysely<Database> | Transaction<Database>;
 
@@ -47,44 +46,34 @@ async function run<T>(storage: Storage, work: (tx: Tx) => Promise<T>): Promise<T
   if (storage.backend === "postgres") {
     return storage.db.transaction().execute(work);
   }
-  let waitedMs = 0;
-  for (let pauseMs = 1; ; pauseMs = Math.min(pauseMs * 2, LOCK_RETRY_AT_MOST_MS)) {
-    const outcome = await storage.db.connection().execute(async (connection) => {
-      const busy = await beginImmediateNow(connection, waitedMs >= SQLITE_BUSY_TIMEOUT_MS);
-      if (busy) return busy;
+  // The connection is lent to others (reads) between tries.
+  return retryWhileLocked((lastTry) =>
+    storage.db.connection().execute(async (connection) => {
+      if (!(await beginImmediateNow(connection, lastTry))) return busy;
       try {
         const result = await work(connection);
         await sql`commit`.execute(connection);
-        return { result };
+        return result;
       } catch (error) {
         await sql`rollback`.execute(connection);
         throw error;
       }
-    });
-    if ("result" in outcome) return outcome.result;
-    await sleep(pauseMs);
-    waitedMs += pauseMs;
-  }
+    }),
+  );
 }
 
-/** The longest pause between two tries for SQLite's write lock. */
-const LOCK_RETRY_AT_MOST_MS = 50;
-
 /**
- * Begins the transaction holding SQLite's write lock, or answers that another
- * connection (the journal's thread, the CLI, an operator's shell) holds it.
- * The connection's own wait for the lock (its busy timeout) would block the
- * event loop, every request with it, for up to 5 s; so it is not waited for
- * here but tried again after a pause, the connection lent to others meanwhile.
- * The last try (`lastTry`) fails with SQLite's own SQLITE_BUSY.
+ * Begins the transaction holding SQLite's write lock, or answers false when
+ * another connection holds it (sqlite-lock-wait.ts: the connection's own busy
+ * timeout would block the event loop). The last try fails SQLITE_BUSY.
  */
-async function beginImmediateNow(connection: Tx, lastTry: boolean): Promise<{ busy: true } | null> {
+async function beginImmediateNow(connection: Tx, lastTry: boolean): Promise<boolean> {
   await sql`pragma busy_timeout = 0`.execute(connection);
   try {
     await sql`begin immediate`.execute(connection);
-    return null;
+    return true;
   } catch (error) {
-    if (!lastTry && errorCode(error)?.startsWith("SQLITE_BUSY")) return { busy: true };
+    if (!lastTry && isBusy(error)) return false;
     throw error;
   } finally {
     await sql.raw(`pragma busy_timeout = ${SQLITE_BUSY_TIMEOUT_MS}`).execute(connection);

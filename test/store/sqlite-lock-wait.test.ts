@@ -8,9 +8,10 @@ import { isStorageUnavailable } from "../../src/store/unavailable.js";
 import { freshStorage } from "../helpers/service.js";
 
 /**
- * A transaction of the service's connection waiting for SQLite's write lock
- * while another connection holds it (the CLI, an operator's shell, a backup
- * writing): the wait is tried again off the event loop (src/store/transaction.ts),
+ * A transaction or a write of the service's connection waiting for SQLite's
+ * write lock while another connection holds it (the CLI, an operator's shell,
+ * a backup writing): the wait is tried again off the event loop
+ * (src/store/sqlite-lock-wait.ts),
  * so timers fire, reads answer and requests are served meanwhile; it goes
  * through once the lock is let go, and after 5 s fails as unavailable (503).
  */
@@ -57,6 +58,33 @@ describe("waiting for SQLite's write lock", () => {
       await writing;
       const rows = await sql<{ n: number }>`select count(*) as n from t`.execute(storage.db);
       assert.equal(rows.rows[0]?.n, 1);
+    } finally {
+      await fresh.dispose();
+    }
+  });
+
+  test("a statement writing outside a transaction waits the same way; reads and transactions after it still run", async () => {
+    const fresh = await freshStorage("sqlite");
+    try {
+      const { storage } = fresh;
+      await sql`create table t (id integer primary key)`.execute(storage.db);
+      const holder = lockHolder((storage.location as { file: string }).file);
+      let ticks = 0;
+      const ticking = setInterval(() => {
+        ticks += 1;
+      }, 5);
+      const writing = sql`insert into t values (1)`.execute(storage.db);
+      try {
+        await sleep(300);
+        assert.ok(ticks >= 10, `timers fired ${ticks} times in 300 ms`);
+      } finally {
+        clearInterval(ticking);
+        holder.letGo();
+      }
+      await writing;
+      await transaction(storage, (tx) => sql`insert into t values (2)`.execute(tx));
+      const rows = await sql<{ n: number }>`select count(*) as n from t`.execute(storage.db);
+      assert.equal(rows.rows[0]?.n, 2);
     } finally {
       await fresh.dispose();
     }
