@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
+import type { Storage } from "../../src/store/storage.js";
 import { transaction } from "../../src/store/transaction.js";
 import { isStorageUnavailable } from "../../src/store/unavailable.js";
 import { freshStorage } from "../helpers/service.js";
@@ -28,6 +29,23 @@ function lockHolder(file: string) {
   };
 }
 
+/** How often a 5 ms timer fires while `work` runs: a blocked event loop fires none. */
+async function timerTicksDuring(work: () => Promise<void>): Promise<number> {
+  let ticks = 0;
+  const ticking = setInterval(() => {
+    ticks += 1;
+  }, 5);
+  try {
+    await work();
+  } finally {
+    clearInterval(ticking);
+  }
+  return ticks;
+}
+
+const count = async (storage: Storage) =>
+  (await sql<{ n: number }>`select count(*) as n from t`.execute(storage.db)).rows[0]?.n;
+
 describe("waiting for SQLite's write lock", () => {
   test("the event loop runs and reads answer while a transaction waits; it goes through once the lock is let go", async () => {
     const fresh = await freshStorage("sqlite");
@@ -36,28 +54,23 @@ describe("waiting for SQLite's write lock", () => {
       const { file } = storage.location as { file: string };
       await sql`create table t (id integer primary key)`.execute(storage.db);
       const holder = lockHolder(file);
-      let ticks = 0;
-      const ticking = setInterval(() => {
-        ticks += 1;
-      }, 5);
       let written = false;
       const writing = transaction(storage, async (tx) => {
         await sql`insert into t values (1)`.execute(tx);
         written = true;
       });
       try {
-        await sleep(300);
-        const read = await sql<{ n: number }>`select count(*) as n from t`.execute(storage.db);
-        assert.equal(read.rows[0]?.n, 0, "a read answers while the write waits");
+        const ticks = await timerTicksDuring(async () => {
+          await sleep(300);
+          assert.equal(await count(storage), 0, "a read answers while the write waits");
+        });
         assert.equal(written, false);
         assert.ok(ticks >= 10, `timers fired ${ticks} times in 300 ms`);
       } finally {
-        clearInterval(ticking);
         holder.letGo();
       }
       await writing;
-      const rows = await sql<{ n: number }>`select count(*) as n from t`.execute(storage.db);
-      assert.equal(rows.rows[0]?.n, 1);
+      assert.equal(await count(storage), 1);
     } finally {
       await fresh.dispose();
     }
@@ -69,22 +82,16 @@ describe("waiting for SQLite's write lock", () => {
       const { storage } = fresh;
       await sql`create table t (id integer primary key)`.execute(storage.db);
       const holder = lockHolder((storage.location as { file: string }).file);
-      let ticks = 0;
-      const ticking = setInterval(() => {
-        ticks += 1;
-      }, 5);
       const writing = sql`insert into t values (1)`.execute(storage.db);
       try {
-        await sleep(300);
+        const ticks = await timerTicksDuring(() => sleep(300));
         assert.ok(ticks >= 10, `timers fired ${ticks} times in 300 ms`);
       } finally {
-        clearInterval(ticking);
         holder.letGo();
       }
       await writing;
       await transaction(storage, (tx) => sql`insert into t values (2)`.execute(tx));
-      const rows = await sql<{ n: number }>`select count(*) as n from t`.execute(storage.db);
-      assert.equal(rows.rows[0]?.n, 2);
+      assert.equal(await count(storage), 2);
     } finally {
       await fresh.dispose();
     }
