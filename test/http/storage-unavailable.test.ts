@@ -3,6 +3,7 @@ import net from "node:net";
 import { after, before, describe, test } from "node:test";
 import Database from "better-sqlite3";
 import { sql } from "kysely";
+import { serviceLogger } from "../../src/log.js";
 import { openStorage } from "../../src/store/storage.js";
 import {
   approvalStatus,
@@ -193,8 +194,12 @@ for (const backend of BACKENDS) {
     let service: TestService;
     let population: Population;
     let key: string;
+    const logged: { msg: string; suppressed?: number }[] = [];
     before(async () => {
-      service = await startTestService(backend, { marketFeed: { kind: "manual" } });
+      service = await startTestService(backend, {
+        marketFeed: { kind: "manual" },
+        logger: serviceLogger("error", { write: (line: string) => logged.push(JSON.parse(line)) }),
+      });
       population = await populate(service);
       key = population.keys.personA;
       await setClock(service, MARKET_OPEN);
@@ -252,6 +257,12 @@ for (const backend of BACKENDS) {
       assert.equal(signal.json.error.title, "Service unavailable");
       assert.doesNotMatch(signal.text, STORAGE_WORDS);
 
+      // The log says each kind of failure once, not once a request (src/outage-lines.ts).
+      const failures = logged.filter((line) => /storage is unavailable/.test(line.msg)).map((line) => line.msg);
+      assert.deepEqual([...failures].sort(), [
+        "legacy command failed: storage is unavailable",
+        "operation failed: storage is unavailable",
+      ]);
       assert.deepEqual(await activeOrders(service, key, first), [], "no order or signal was placed");
       assert.deepEqual(await activeOrders(service, key, second), []);
       assert.equal(await strategiesNamed("Waits for storage"), 0);
