@@ -267,6 +267,51 @@ for (const backend of BACKENDS) {
       assert.deepEqual(await setupsOf(service, f), []);
     });
 
+    test("more requests past their deadline than a pass's batch of 500: one pass expires them all, each owing its webhook once", async () => {
+      const f = await follower(service, p);
+      const made = await requested(service, p, startBody(f));
+      const original = await service.storage.db
+        .selectFrom("autotrade_approvals")
+        .selectAll()
+        .where("id", "=", made.ApprovalRequestId)
+        .executeTakeFirstOrThrow();
+      const { id: _id, ...row } = original;
+      // Copies of the request as other customers' requests would stand, 500 to a statement.
+      for (let chunk = 0; chunk < 2; chunk++) {
+        await service.storage.db
+          .insertInto("autotrade_approvals")
+          .values(
+            Array.from({ length: 500 }, (_, i) => ({
+              ...row,
+              nonce: `${row.nonce}-${chunk}-${i}`,
+              token_hash: `${row.token_hash}-${chunk}-${i}`,
+            })),
+          )
+          .execute();
+      }
+      const pending = () =>
+        service.storage.db
+          .selectFrom("autotrade_approvals")
+          .select((eb) => eb.fn.countAll<number>().as("n"))
+          .where("status", "=", "PendingCustomer")
+          .where("id", ">=", original.id)
+          .executeTakeFirstOrThrow();
+      assert.equal(Number((await pending()).n), 1_001);
+      await advanceClock(service, 7 * DAY);
+      assert.equal(Number((await pending()).n), 0);
+      const owed = await service.storage.db
+        .selectFrom("webhook_deliveries")
+        .select((eb) => eb.fn.countAll<number>().as("n"))
+        .where("endpoint_id", "=", endpoint)
+        .where("event_type", "=", "autotrade.approval.expired")
+        .executeTakeFirstOrThrow();
+      assert.ok(Number(owed.n) >= 1_001, `${owed.n} expiry webhooks owed`);
+      assert.deepEqual(
+        (await approvalEvents(service, endpoint, made.ApprovalRequestId)).map((e) => e.type),
+        ["autotrade.approval.expired"],
+      );
+    });
+
     test("the subscription lapsed before approval: Failed, nothing started", async () => {
       const f = await follower(service, p);
       await accountArrives(service, f);
