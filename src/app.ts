@@ -193,6 +193,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         journal: { failure: () => frame.journalFailure, probe: (atMs) => frame.probeJournal(atMs) },
         fillLoop: () => fillLoop.status,
         systemNow: options.systemNow,
+        logger,
       }),
   };
   const payments = options.payments ?? new SandboxPayments(storage, clock);

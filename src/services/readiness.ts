@@ -1,7 +1,9 @@
 import { sql } from "kysely";
+import type { Logger } from "pino";
 import type { FillLoopStatus } from "../engine/fill-loop.js";
 import { appliedMigrations, migrationNames } from "../store/migrate.js";
 import type { Storage } from "../store/storage.js";
+import { errorCode } from "../store/unavailable.js";
 
 /** How long storage may take to answer the readiness query before it counts as not answering. */
 const STORAGE_ANSWER_MS = 2_000;
@@ -35,6 +37,8 @@ export interface ReadinessSources {
   readonly fillLoop: () => FillLoopStatus;
   /** The machine's time: the fill loop's catch-ups are told in it. */
   readonly systemNow: () => number;
+  /** Where a failed check's error is told in full. */
+  readonly logger: Logger;
 }
 
 /**
@@ -44,13 +48,16 @@ export interface ReadinessSources {
  * through: a full disk or another writer's lock fails every order while
  * reads still answer), and the fill loop runs and has caught up recently
  * (machine time, since the sandbox clock may stand still).
+ *
+ * A check storage failed names the error's code, not storage's own words (a
+ * host and port, a file's path): the probe answers anyone on the public
+ * ports. The log has the words.
  */
 export async function readiness(sources: ReadinessSources): Promise<Readiness> {
-  const storage = await answerWithin(
+  const storage = await answerWithin(sources, "storage", "no answer", () =>
     sql`select 1`.execute(sources.storage.db).then(() => undefined),
-    (message) => `no answer: ${message}`,
   );
-  const migrations = storage === "ok" ? await migrationsCheck(sources.storage) : "not checked: storage does not answer";
+  const migrations = storage === "ok" ? await migrationsCheck(sources) : "not checked: storage does not answer";
   const journal = await journalCheck(sources, storage === "ok");
   const fillLoop = fillLoopCheck(sources.fillLoop(), sources.systemNow());
   return {
@@ -59,15 +66,23 @@ export async function readiness(sources: ReadinessSources): Promise<Readiness> {
   };
 }
 
-/** "ok" once `work` is done, what `failed` makes of its error, or that it did not answer in time. */
-async function answerWithin(work: Promise<void>, failed: (message: string) => string): Promise<string> {
+/**
+ * "ok" once `work` is done; otherwise `failed` with the error's code (the
+ * error logged), or that it did not answer in time.
+ */
+async function answerWithin(
+  sources: ReadinessSources,
+  check: string,
+  failed: string,
+  work: () => Promise<void>,
+): Promise<string> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<string>((resolve) => {
-    timer = setTimeout(() => resolve(`no answer within ${STORAGE_ANSWER_MS} ms`), STORAGE_ANSWER_MS);
+    timer = setTimeout(() => resolve(`${failed}: no answer within ${STORAGE_ANSWER_MS} ms`), STORAGE_ANSWER_MS);
   });
-  const answered = work.then(
+  const answered = work().then(
     () => "ok",
-    (error: unknown) => failed((error as Error).message),
+    (error: unknown) => failedCheck(sources, check, failed, error),
   );
   try {
     return await Promise.race([answered, late]);
@@ -76,21 +91,26 @@ async function answerWithin(work: Promise<void>, failed: (message: string) => st
   }
 }
 
+function failedCheck(sources: ReadinessSources, check: string, failed: string, error: unknown): string {
+  sources.logger.warn({ err: error, check }, `readiness: ${failed}`);
+  const code = errorCode(error);
+  return code === undefined ? failed : `${failed} (${code})`;
+}
+
 async function journalCheck(sources: ReadinessSources, storageAnswers: boolean): Promise<string> {
   const failure = sources.journal.failure();
   if (failure !== null) return `stopped: ${failure}`;
   if (!storageAnswers) return "not checked: storage does not answer";
-  const written = await answerWithin(sources.journal.probe(sources.systemNow()), (message) => message);
-  return written === "ok" ? "ok" : `cannot write: ${written}`;
+  return answerWithin(sources, "journal", "cannot write", () => sources.journal.probe(sources.systemNow()));
 }
 
-async function migrationsCheck(storage: Storage): Promise<string> {
+async function migrationsCheck(sources: ReadinessSources): Promise<string> {
   try {
-    const applied = new Set(await appliedMigrations(storage));
-    const pending = migrationNames(storage).filter((name) => !applied.has(name));
+    const applied = new Set(await appliedMigrations(sources.storage));
+    const pending = migrationNames(sources.storage).filter((name) => !applied.has(name));
     return pending.length === 0 ? "ok" : `pending: ${pending.join(", ")}`;
   } catch (error) {
-    return `not applied: ${(error as Error).message}`;
+    return failedCheck(sources, "migrations", "not applied", error);
   }
 }
 

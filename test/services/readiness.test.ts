@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
+import { serviceLogger } from "../../src/log.js";
 import { readiness } from "../../src/services/readiness.js";
 import { migrateToLatest } from "../../src/store/migrate.js";
 import { BACKENDS, freshStorage } from "../helpers/service.js";
@@ -26,6 +27,7 @@ for (const backend of BACKENDS) {
             journal: { failure: () => journalFailure, probe: async () => undefined },
             fillLoop: () => ({ running: true, tickMs: 1000, caughtUpAtMs: now, quotesWorked: 0 }),
             systemNow: () => now,
+            logger: serviceLogger("silent"),
           });
         assert.deepEqual(await ask(), {
           ready: true,
@@ -46,11 +48,12 @@ for (const backend of BACKENDS) {
       }
     });
 
-    test("a journal whose write fails or does not answer makes the process not ready", async () => {
+    test("a journal whose write fails or does not answer makes the process not ready: its code answered, its words logged", async () => {
       const fresh = await freshStorage(backend);
       try {
         const now = Date.now();
         let probe: () => Promise<void> = async () => undefined;
+        const logged: { msg: string; check: string; err: { message: string } }[] = [];
         const ask = async () =>
           (
             await readiness({
@@ -61,12 +64,20 @@ for (const backend of BACKENDS) {
               },
               fillLoop: () => ({ running: true, tickMs: 1000, caughtUpAtMs: now, quotesWorked: 0 }),
               systemNow: () => now,
+              logger: serviceLogger("warn", { write: (line: string) => logged.push(JSON.parse(line)) }),
             })
           ).checks.journal;
         await migrateToLatest(fresh.storage);
         assert.equal(await ask(), "ok");
-        probe = () => Promise.reject(new Error("journal: database or disk is full"));
-        assert.equal(await ask(), "cannot write: journal: database or disk is full");
+        const words = "journal: could not extend file base/16384/2619: No space left on device";
+        probe = () => Promise.reject(Object.assign(new Error(words), { code: "53100" }));
+        assert.equal(await ask(), "cannot write (53100)");
+        assert.deepEqual(
+          logged.map((line) => [line.msg, line.check, line.err.message]),
+          [["readiness: cannot write", "journal", words]],
+        );
+        probe = () => Promise.reject(new Error("journal: something without a code"));
+        assert.equal(await ask(), "cannot write");
         probe = () => new Promise(() => undefined);
         assert.equal(await ask(), "cannot write: no answer within 2000 ms");
       } finally {
