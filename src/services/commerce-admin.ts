@@ -192,20 +192,14 @@ export async function refundHouseCharge(
       });
     }
     const reference = chargeReference({ id: subscriptionId, charge_seq: refunded - 1 });
-    const charge = await tx
-      .selectFrom("ledger_transactions as t")
-      .innerJoin("ledger_entries as e", "e.transaction_id", "t.id")
-      .select((eb) => eb.fn.max("e.amount_cents").as("cents"))
-      .where("t.reference", "=", reference)
-      .executeTakeFirstOrThrow();
-    const transactionId = await refundCharge(tx, reference, runtime.clock.nowMs());
+    const refund = await refundCharge(tx, reference, runtime.clock.nowMs());
     const house = houseAccount(subscription.site_id);
     return {
       subscriptionId,
       siteId: subscription.site_id,
       period: refunded,
-      cents: Number(charge.cents),
-      alreadyRefunded: transactionId === null,
+      cents: refund.cents,
+      alreadyRefunded: refund.transactionId === null,
       houseAccountCents: (await balances(tx, [house])).get(house) ?? 0,
     };
   });

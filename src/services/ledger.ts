@@ -173,12 +173,17 @@ async function lockIds(tx: Tx, backend: Backend, ids: readonly number[]): Promis
   await sql`select id from ledger_accounts where id in (${sql.join(sorted)}) order by id for update`.execute(tx);
 }
 
+/** A charge refunded: the refund's transaction id (null when it was refunded already) and what the charge moved. */
+export interface Refund {
+  readonly transactionId: number | null;
+  readonly cents: number;
+}
+
 /**
  * Refunds a charge: a `refund` posting that reverses its transfers, with the
  * reference refund:<charge reference>, so a charge is refunded at most once.
- * Answers the refund's transaction id, or null when it was refunded already.
  */
-export async function refundCharge(tx: Tx, chargeReference: string, nowMs: number): Promise<number | null> {
+export async function refundCharge(tx: Tx, chargeReference: string, nowMs: number): Promise<Refund> {
   const charge = await tx
     .selectFrom("ledger_transactions")
     .select(["id", "subscription_id"])
@@ -212,5 +217,5 @@ export async function refundCharge(tx: Tx, chargeReference: string, nowMs: numbe
     ],
     nowMs,
   );
-  return id ?? null;
+  return { transactionId: id ?? null, cents: transfers.reduce((sum, transfer) => sum + transfer.cents, 0) };
 }

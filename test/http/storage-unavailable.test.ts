@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
-import Database from "better-sqlite3";
 import { sql } from "kysely";
 import { serviceLogger } from "../../src/log.js";
 import { openStorage } from "../../src/store/storage.js";
@@ -24,6 +23,7 @@ import {
   startTestService,
   type TestService,
 } from "../helpers/service.js";
+import { holdWriteLock } from "../helpers/sqlite-lock.js";
 import { activeOrders, MARKET_OPEN, newOrder, newStrategy, setQuote, stockOrder } from "../helpers/trading.js";
 
 /**
@@ -47,12 +47,8 @@ const TABLES = ["orders", "strategies", "autotrade_approvals"];
 async function storageRefusingWrites(service: TestService, tables = TABLES): Promise<() => Promise<void>> {
   const { location } = service.storage;
   if (location.backend === "sqlite") {
-    const writer = new Database(location.file);
-    writer.exec("begin immediate");
-    return async () => {
-      writer.exec("rollback");
-      writer.close();
-    };
+    const letGo = holdWriteLock(location.file);
+    return async () => letGo();
   }
   const db = service.storage.db;
   await sql`create function disk_full() returns trigger language plpgsql as $$

@@ -171,7 +171,9 @@ for (const backend of BACKENDS) {
               });
             } else if (s.kind === "refund" && charges.length > 0) {
               const charge = charges[s.charge % charges.length] as (typeof charges)[number];
-              const id = await transaction(fresh.storage, (tx) => refundCharge(tx, charge.reference, now));
+              const { transactionId: id } = await transaction(fresh.storage, (tx) =>
+                refundCharge(tx, charge.reference, now),
+              );
               assert.equal(id === null, charge.refunded, "a charge is refunded once");
               if (!charge.refunded) {
                 charge.refunded = true;

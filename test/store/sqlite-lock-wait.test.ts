@@ -1,12 +1,12 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { setTimeout as sleep } from "node:timers/promises";
-import Database from "better-sqlite3";
 import { sql } from "kysely";
 import type { Storage } from "../../src/store/storage.js";
 import { transaction } from "../../src/store/transaction.js";
 import { isStorageUnavailable } from "../../src/store/unavailable.js";
 import { freshStorage } from "../helpers/service.js";
+import { holdWriteLock } from "../helpers/sqlite-lock.js";
 
 /**
  * A transaction or a write of the service's connection waiting for SQLite's
@@ -16,18 +16,6 @@ import { freshStorage } from "../helpers/service.js";
  * so timers fire, reads answer and requests are served meanwhile; it goes
  * through once the lock is let go, and after 5 s fails as unavailable (503).
  */
-
-/** Another connection to the service's file, holding its write lock. */
-function lockHolder(file: string) {
-  const holder = new Database(file);
-  holder.exec("begin immediate");
-  return {
-    letGo() {
-      holder.exec("rollback");
-      holder.close();
-    },
-  };
-}
 
 /** How often a 5 ms timer fires while `work` runs: a blocked event loop fires none. */
 async function timerTicksDuring(work: () => Promise<void>): Promise<number> {
@@ -53,7 +41,7 @@ describe("waiting for SQLite's write lock", () => {
       const { storage } = fresh;
       const { file } = storage.location as { file: string };
       await sql`create table t (id integer primary key)`.execute(storage.db);
-      const holder = lockHolder(file);
+      const letGo = holdWriteLock(file);
       let written = false;
       const writing = transaction(storage, async (tx) => {
         await sql`insert into t values (1)`.execute(tx);
@@ -67,7 +55,7 @@ describe("waiting for SQLite's write lock", () => {
         assert.equal(written, false);
         assert.ok(ticks >= 10, `timers fired ${ticks} times in 300 ms`);
       } finally {
-        holder.letGo();
+        letGo();
       }
       await writing;
       assert.equal(await count(storage), 1);
@@ -81,13 +69,13 @@ describe("waiting for SQLite's write lock", () => {
     try {
       const { storage } = fresh;
       await sql`create table t (id integer primary key)`.execute(storage.db);
-      const holder = lockHolder((storage.location as { file: string }).file);
+      const letGo = holdWriteLock((storage.location as { file: string }).file);
       const writing = sql`insert into t values (1)`.execute(storage.db);
       try {
         const ticks = await timerTicksDuring(() => sleep(300));
         assert.ok(ticks >= 10, `timers fired ${ticks} times in 300 ms`);
       } finally {
-        holder.letGo();
+        letGo();
       }
       await writing;
       await transaction(storage, (tx) => sql`insert into t values (2)`.execute(tx));
@@ -101,7 +89,7 @@ describe("waiting for SQLite's write lock", () => {
     const fresh = await freshStorage("sqlite");
     try {
       const { storage } = fresh;
-      const holder = lockHolder((storage.location as { file: string }).file);
+      const letGo = holdWriteLock((storage.location as { file: string }).file);
       let ran = false;
       const failed = await transaction(storage, async () => {
         ran = true;
@@ -109,7 +97,7 @@ describe("waiting for SQLite's write lock", () => {
         () => null,
         (error: unknown) => error,
       );
-      holder.letGo();
+      letGo();
       assert.equal((failed as { code?: string }).code, "SQLITE_BUSY");
       assert.ok(isStorageUnavailable(failed));
       assert.equal(ran, false);
